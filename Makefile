@@ -1,0 +1,51 @@
+# drkernel: `make demo` and `make test` are all a fresh machine needs.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PROTOS := $(wildcard protos/drkernel/v1/*.proto)
+
+.PHONY: venv demo test test-gpu protos check-protos lint-protos system-deps clean
+
+## venv: create or update .venv with the CPU dependencies (idempotent)
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints/cpu.txt package.json Makefile
+	@scripts/system-deps.sh
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints/cpu.txt -e '.[dev,policy]'
+	npm install --silent --no-audit --no-fund
+	@touch $@
+
+## protos: regenerate the Python stubs in drkernel/v1 from protos/
+protos: venv
+	$(PY) -m grpc_tools.protoc -Iprotos --python_out=. --pyi_out=. --grpc_python_out=. $(PROTOS)
+
+## check-protos: fail if the checked-in stubs differ from what protos/ generates
+check-protos: venv
+	@tmp=$$(mktemp -d) && $(PY) -m grpc_tools.protoc -Iprotos --python_out=$$tmp --pyi_out=$$tmp --grpc_python_out=$$tmp $(PROTOS) \
+	  && diff -r -x __init__.py -x __pycache__ $$tmp/drkernel/v1 drkernel/v1 \
+	  && echo "generated stubs match protos/" ; rc=$$?; rm -rf $$tmp; exit $$rc
+
+## lint-protos: buf STANDARD lint
+lint-protos: venv
+	npx --no-install buf lint && echo "buf lint: clean"
+
+## demo: set up, start a local sandbox server, judge the built-in suite and some broken candidates
+demo: venv
+	$(PY) -m services.sandbox.demo
+
+## test: set up, then proto lint, stub check and the whole CPU test suite
+test: venv lint-protos check-protos
+	$(PY) -m pytest
+
+## test-gpu: the GPU-marked tests (on a machine with CUDA)
+test-gpu: venv
+	$(PY) -m pytest -m gpu
+
+system-deps:
+	@scripts/system-deps.sh
+
+clean:
+	rm -rf $(VENV) node_modules .pytest_cache

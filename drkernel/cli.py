@@ -1,0 +1,113 @@
+"""The ``drkernel`` command: a thin dispatcher over the services' own command modules.
+
+Each service contributes its commands through ``services/<name>/cli.py``; those modules
+import heavy code (torch, the model) only inside their handlers, so ``drkernel --help`` and
+argument errors stay fast. Failures end with one readable line on stderr and an exit code:
+0 success, 1 a judged failure (for example a candidate that is not correct), 2 bad input or
+usage, 3 the server could not be reached or failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from drkernel.config import Settings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SERVER = 0, 1, 2, 3
+
+# Modules with `register(commands, serve_commands)`; each adds its subcommands.
+COMMAND_MODULES = (
+    "services.sandbox.cli",
+)
+
+
+class CliError(Exception):
+    """A failure reported as one line, with its exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="drkernel", description="Train and judge LLM-written Triton kernels."
+    )
+    parser.add_argument(
+        "--config", type=Path, default=None, help="YAML settings file (also DRKERNEL_CONFIG)."
+    )
+    parser.add_argument(
+        "--log-level", choices=["debug", "info", "warning", "error"], default=None,
+        help="Log level on stderr (default: warning for commands, settings for servers).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser("serve", help="Run a service's gRPC server.")
+    serve_commands = serve.add_subparsers(dest="service", required=True, metavar="SERVICE")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(commands, serve_commands)
+    return parser
+
+
+def load_settings_for(args: argparse.Namespace, *, server: bool = False) -> Settings:
+    """Loads the settings named by --config and sets up logging: servers log as configured,
+    other commands log warnings as text so that stdout stays theirs."""
+    from drkernel.config import LogSettings, load_settings
+    from drkernel.logs import configure_logging
+
+    settings = load_settings(args.config)
+    log = settings.log if server else LogSettings(level="warning", format="console")
+    if args.log_level:
+        log = log.model_copy(update={"level": args.log_level})
+    configure_logging(log)
+    return settings
+
+
+def _describe(error: BaseException) -> tuple[str, int]:
+    """One line for an error that ended a command, and the exit code it gets."""
+    import grpc
+    from pydantic import ValidationError
+
+    from drkernel.errors import DrKernelError
+
+    if isinstance(error, CliError):
+        return str(error), error.exit_code
+    if isinstance(error, grpc.RpcError):
+        code = error.code()  # type: ignore[attr-defined]
+        exit_code = EXIT_USAGE if code == grpc.StatusCode.INVALID_ARGUMENT else EXIT_SERVER
+        return f"server answered {code.name}: {error.details()}", exit_code  # type: ignore[attr-defined]
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"invalid settings: {where}: {first['msg']}", EXIT_USAGE
+    if isinstance(error, DrKernelError):
+        return str(error), EXIT_USAGE
+    if isinstance(error, (FileNotFoundError, IsADirectoryError, PermissionError)):
+        return f"{error.strerror}: {error.filename}", EXIT_USAGE
+    raise error
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - every expected failure becomes one line
+        message, code = _describe(error)
+        print(f"drkernel: {message}", file=sys.stderr)
+        return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,266 @@
+"""drkernel's configuration: one typed tree, loaded once at start and passed down.
+
+Precedence, highest first: environment variables, the YAML file named by ``--config`` or
+``DRKERNEL_CONFIG``, then the defaults written here. Environment variables are
+``DRKERNEL_`` plus the path with ``__`` between levels, for example
+``DRKERNEL_SANDBOX__CPU_WORKERS=4`` or ``DRKERNEL_SANDBOX__TIMING__TRIALS=100``.
+Unknown keys are errors, so a typo never silently keeps a default.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+CONFIG_ENV_VAR = "DRKERNEL_CONFIG"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerSettings(_Section):
+    """Where a gRPC service listens and how it stops."""
+
+    host: str = Field("[::]", description="Address the gRPC server binds.")
+    port: int = Field(50051, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
+    metrics_port: int = Field(
+        9101, ge=0, le=65535, description="Prometheus /metrics port; 0 picks a free one."
+    )
+    metrics: bool = Field(True, description="Serve Prometheus metrics over HTTP.")
+    grace_seconds: float = Field(
+        30.0, gt=0, description="After SIGTERM, in-flight calls get this long to finish."
+    )
+    max_message_bytes: int = Field(
+        64 * 2**20, gt=0, description="Largest gRPC message accepted or sent."
+    )
+
+
+class LogSettings(_Section):
+    """Structured logs (structlog) on stderr."""
+
+    level: Literal["debug", "info", "warning", "error"] = Field(
+        "info", description="Lowest level written."
+    )
+    format: Literal["json", "console"] = Field(
+        "json", description="json for services (one object per line); console for people."
+    )
+
+
+class Tolerance(_Section):
+    """Closeness demanded of one output dtype.
+
+    Every element must satisfy ``|c - r| <= atol + rtol * |r|`` (torch.allclose) and the
+    whole output ``||c - r|| / ||r|| <= max_rel_l2``. The norm bound is what rejects
+    precision downgrades that a loose elementwise tolerance would let through.
+    """
+
+    atol: float = Field(gt=0)
+    rtol: float = Field(ge=0)
+    max_rel_l2: float = Field(gt=0)
+
+
+def _default_tolerances() -> dict[str, Tolerance]:
+    return {
+        # TF32 / fp16-precision arithmetic lands near 3e-4 relative L2; bf16 near or above 1e-3.
+        "float32": Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=1e-3),
+        "float64": Tolerance(atol=1e-6, rtol=1e-6, max_rel_l2=1e-8),
+        "float16": Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=5e-3),
+        "bfloat16": Tolerance(atol=2e-2, rtol=2e-2, max_rel_l2=2e-2),
+    }
+
+
+VariantName = Literal["original", "seed", "scaled", "resized", "dtype"]
+StageName = Literal["syntax", "load", "compile", "tiny_run", "correctness"]
+
+
+class CorrectnessSettings(_Section):
+    """Multi-input correctness (docs/EVALUATION.md)."""
+
+    variants: tuple[VariantName, ...] = Field(
+        ("original", "seed", "scaled", "resized", "dtype"),
+        description="Input variants every candidate must pass, in order.",
+    )
+    scale: float = Field(2.0, gt=0, description="Factor applied to float inputs (scaled).")
+    dtype_cuda: Literal["float16", "bfloat16"] = Field(
+        "bfloat16", description="Other dtype tried on GPU (dtype variant)."
+    )
+    dtype_cpu: Literal["float16", "bfloat16"] = Field(
+        "float16", description="Other dtype tried on CPU; the interpreter mishandles bfloat16."
+    )
+    tolerances: dict[str, Tolerance] = Field(
+        default_factory=_default_tolerances, description="Per output dtype."
+    )
+    size_constant_min: int = Field(
+        8, ge=2, description="Module-level integers at least this large are treated as sizes."
+    )
+    tiny_size: int = Field(
+        4, ge=1, description="Sizes are capped at this in the tiny run (raised if the task needs)."
+    )
+    stop_at_first_failure: bool = Field(
+        True, description="Stop checking variants after the first failure."
+    )
+    late_write_wait_seconds: float = Field(
+        0.05, ge=0, description="Wait before re-reading outputs to catch writes after return."
+    )
+
+
+class TimingSettings(_Section):
+    """Calibrated GPU timing (docs/EVALUATION.md)."""
+
+    warmup_trials: int = Field(10, ge=0, description="Untimed runs per model first.")
+    trials: int = Field(50, ge=3, description="Timed runs per model, interleaved.")
+    trim_fraction: float = Field(
+        0.1, ge=0, lt=0.5, description="Share cut from each end for the trimmed mean."
+    )
+    l2_flush_bytes: int = Field(
+        256 * 2**20, ge=0, description="Bytes written before every trial to flush L2."
+    )
+    side_stream_slack_us: float = Field(
+        20.0,
+        ge=0,
+        description=(
+            "How much later than the reference the device may go idle after a candidate's "
+            "timed region before the candidate is judged to hide work on another stream."
+        ),
+    )
+    recheck_speedup_above: float = Field(
+        3.0, gt=0, description="A speedup above this is measured once more; the lower counts."
+    )
+
+
+class RewardSettings(_Section):
+    """The reward function (services/sandbox/reward.py, docs/EVALUATION.md)."""
+
+    correct_weight: float = Field(0.5, ge=0, description="Reward for being correct.")
+    speedup_weight: float = Field(0.5, ge=0, description="Weight of min(speedup, cap).")
+    speedup_cap: float = Field(3.0, gt=0, description="Speedup beyond this earns nothing more.")
+    staged_partial_credit: bool = Field(
+        False, description="Give failed (non-hacked) candidates credit for the stages passed."
+    )
+    stage_credit: dict[StageName, float] = Field(
+        default_factory=lambda: {
+            "syntax": 0.0,
+            "load": 0.1,
+            "compile": 0.3,
+            "tiny_run": 0.5,
+            "correctness": 0.7,
+        },
+        description="Share of correct_weight granted for the furthest stage passed.",
+    )
+
+
+class IsolationSettings(_Section):
+    """How candidate processes are confined (docs/SECURITY.md)."""
+
+    mode: Literal["auto", "bubblewrap", "none"] = Field(
+        "auto",
+        description=(
+            "bubblewrap: namespaces, required; none: subprocess and rlimits only; "
+            "auto: bubblewrap when installed, else none with a loud warning."
+        ),
+    )
+    uid_base: int = Field(
+        61000, ge=1000, description="When run as root, worker slot i drops to uid_base + i."
+    )
+    seccomp: bool = Field(True, description="Install the seccomp filter in candidates.")
+    memory_bytes: int = Field(
+        8 * 2**30, gt=0, description="Address-space limit of a CPU candidate process."
+    )
+    cpu_seconds: int = Field(600, gt=0, description="CPU-time limit of a candidate process.")
+    max_processes: int = Field(
+        512, gt=0, description="Processes and threads of the sandbox user (RLIMIT_NPROC)."
+    )
+    max_open_files: int = Field(1024, gt=0, description="Open file descriptors.")
+    max_file_bytes: int = Field(512 * 2**20, gt=0, description="Largest file it may write.")
+    max_stderr_bytes: int = Field(
+        64 * 2**10, gt=0, description="Candidate output kept for error messages; rest dropped."
+    )
+
+
+class SandboxSettings(_Section):
+    """The sandbox service (services/sandbox)."""
+
+    server: ServerSettings = ServerSettings(port=50051, metrics_port=9101)
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="Default device: cuda when a GPU is visible (auto), else cpu."
+    )
+    cpu_workers: int = Field(2, ge=1, description="Concurrent CPU evaluations.")
+    queue_capacity: int = Field(
+        256, ge=1, description="Requests that may wait for a worker before refusals."
+    )
+    retry_pushback_ms: int = Field(
+        500, ge=0, description="Retry hint sent with RESOURCE_EXHAUSTED."
+    )
+    default_timeout_seconds: float = Field(180.0, gt=0, description="Per evaluation.")
+    max_timeout_seconds: float = Field(1800.0, gt=0, description="Cap on requested timeouts.")
+    max_source_bytes: int = Field(
+        512 * 2**10, gt=0, description="Largest reference or candidate source accepted."
+    )
+    seed: int = Field(42, ge=0, description="Default base seed.")
+    judge_max_evaluations: int = Field(
+        200, ge=1, description="A judge process is replaced after this many evaluations."
+    )
+    reference_cache_bytes: int = Field(
+        8 * 2**30, ge=0, description="Reference outputs kept per judge for reuse."
+    )
+    work_dir: Path = Field(
+        Path("/tmp/drkernel"), description="Scratch space and compile caches of workers."
+    )
+    correctness: CorrectnessSettings = CorrectnessSettings()
+    timing: TimingSettings = TimingSettings()
+    reward: RewardSettings = RewardSettings()
+    isolation: IsolationSettings = IsolationSettings()
+
+    @model_validator(mode="after")
+    def _timeouts_ordered(self) -> SandboxSettings:
+        if self.default_timeout_seconds > self.max_timeout_seconds:
+            raise ValueError(
+                "sandbox.default_timeout_seconds must not exceed sandbox.max_timeout_seconds"
+            )
+        return self
+
+
+class Settings(BaseSettings):
+    """The root of the tree: one section per concern."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="DRKERNEL_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    log: LogSettings = LogSettings()
+    sandbox: SandboxSettings = SandboxSettings()
+
+
+def load_settings(config_file: Path | None = None) -> Settings:
+    """Builds the settings from the defaults, an optional YAML file and the environment."""
+    env_path = os.environ.get(CONFIG_ENV_VAR)
+    path = config_file or (Path(env_path) if env_path else None)
+    if path is not None and not path.is_file():
+        raise FileNotFoundError(f"config file not found: {path}")
+
+    class _FromFile(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+            if path is not None:
+                sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=path))
+            return tuple(sources)
+
+    return _FromFile()

@@ -1,0 +1,266 @@
+"""gRPC server bootstrap shared by every service.
+
+One place for what each service needs around its servicer: stock health checking and
+reflection, Prometheus metrics, the mapping of exceptions to status codes, refusal of
+undecodable requests with INVALID_ARGUMENT, and a graceful stop on SIGTERM that lets
+in-flight calls finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import prometheus_client
+from google.protobuf.message import DecodeError
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from drkernel.config import ServerSettings
+from drkernel.errors import (
+    DrKernelError,
+    FailedPrecondition,
+    InvalidArgument,
+    ResourceExhausted,
+    Unavailable,
+)
+from drkernel.logs import get_logger
+
+log = get_logger(__name__)
+
+RPC_TOTAL = prometheus_client.Counter(
+    "drkernel_rpc_total", "Finished RPCs by method and status code.", ["method", "code"]
+)
+RPC_SECONDS = prometheus_client.Histogram(
+    "drkernel_rpc_duration_seconds",
+    "RPC latency by method.",
+    ["method"],
+    buckets=(0.005, 0.05, 0.25, 1, 2.5, 5, 10, 30, 60, 120, 300, 900),
+)
+
+_STATUS_FOR: dict[type[DrKernelError], grpc.StatusCode] = {
+    InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
+    ResourceExhausted: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Unavailable: grpc.StatusCode.UNAVAILABLE,
+    FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
+}
+
+RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
+
+
+def status_for(error: BaseException) -> tuple[grpc.StatusCode, str, tuple[tuple[str, str], ...]]:
+    """Maps an exception to (status code, message, trailing metadata). Unknown errors are
+    INTERNAL with a reference to the log line, never the exception text."""
+    for kind, code in _STATUS_FOR.items():
+        if isinstance(error, kind):
+            trailers: tuple[tuple[str, str], ...] = ()
+            if isinstance(error, ResourceExhausted):
+                trailers = ((RETRY_PUSHBACK_KEY, str(error.retry_after_ms)),)
+            return code, str(error), trailers
+    incident = uuid.uuid4().hex[:12]
+    log.error("internal error", incident=incident, exc_info=error)
+    return grpc.StatusCode.INTERNAL, f"internal server error (incident {incident})", ()
+
+
+@dataclass(frozen=True)
+class ServiceBinding:
+    """A servicer ready to be added to a server under its full proto service name."""
+
+    name: str
+    register: Callable[[grpc.aio.Server], None]
+
+
+class _Interceptor(grpc.aio.ServerInterceptor):
+    """Parses requests itself (bad bytes -> INVALID_ARGUMENT), maps exceptions, records metrics."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or method.startswith(("/grpc.health", "/grpc.reflection")):
+            return handler
+        parse = handler.request_deserializer
+        out = handler.response_serializer
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(
+                _unary(handler.unary_unary, method, parse), response_serializer=out
+            )
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                _unary_stream(handler.unary_stream, method, parse), response_serializer=out
+            )
+        if handler.stream_unary:
+            return grpc.stream_unary_rpc_method_handler(
+                _stream_unary(handler.stream_unary, method, parse), response_serializer=out
+            )
+        return grpc.stream_stream_rpc_method_handler(
+            _stream_stream(handler.stream_stream, method, parse), response_serializer=out
+        )
+
+
+async def _decode(raw: bytes, parse: Callable[[bytes], Any], context: grpc.aio.ServicerContext) -> Any:
+    try:
+        return parse(raw)
+    except (DecodeError, ValueError, UnicodeDecodeError) as error:
+        await context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT, f"request could not be decoded: {error}"
+        )
+
+
+async def _decode_stream(
+    raws: AsyncIterator[bytes], parse: Callable[[bytes], Any], context: grpc.aio.ServicerContext
+) -> AsyncIterator[Any]:
+    async for raw in raws:
+        yield await _decode(raw, parse, context)
+
+
+class _Outcome:
+    """Times one call and records its status code once it ends."""
+
+    def __init__(self, method: str, context: grpc.aio.ServicerContext) -> None:
+        self.method, self.context, self.start = method, context, time.perf_counter()
+        self.code = grpc.StatusCode.OK
+
+    async def fail(self, error: BaseException) -> None:
+        if isinstance(error, grpc.aio.AbortError):
+            self.code = self.context.code() or grpc.StatusCode.UNKNOWN
+            raise error
+        if isinstance(error, asyncio.CancelledError):
+            self.code = grpc.StatusCode.CANCELLED
+            raise error
+        self.code, message, trailers = status_for(error)
+        if trailers:
+            self.context.set_trailing_metadata(trailers)
+        await self.context.abort(self.code, message)
+
+    def close(self) -> None:
+        RPC_TOTAL.labels(self.method, self.code.name).inc()
+        RPC_SECONDS.labels(self.method).observe(time.perf_counter() - self.start)
+
+
+def _unary(behavior: Any, method: str, parse: Any) -> Any:
+    async def call(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
+        outcome = _Outcome(method, context)
+        try:
+            return await behavior(await _decode(raw, parse, context), context)
+        except BaseException as error:  # noqa: BLE001 - re-raised or turned into a status
+            await outcome.fail(error)
+        finally:
+            outcome.close()
+
+    return call
+
+
+def _unary_stream(behavior: Any, method: str, parse: Any) -> Any:
+    async def call(raw: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        outcome = _Outcome(method, context)
+        try:
+            async for response in behavior(await _decode(raw, parse, context), context):
+                yield response
+        except BaseException as error:  # noqa: BLE001
+            await outcome.fail(error)
+        finally:
+            outcome.close()
+
+    return call
+
+
+def _stream_unary(behavior: Any, method: str, parse: Any) -> Any:
+    async def call(raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> Any:
+        outcome = _Outcome(method, context)
+        try:
+            return await behavior(_decode_stream(raws, parse, context), context)
+        except BaseException as error:  # noqa: BLE001
+            await outcome.fail(error)
+        finally:
+            outcome.close()
+
+    return call
+
+
+def _stream_stream(behavior: Any, method: str, parse: Any) -> Any:
+    async def call(raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        outcome = _Outcome(method, context)
+        try:
+            async for response in behavior(_decode_stream(raws, parse, context), context):
+                yield response
+        except BaseException as error:  # noqa: BLE001
+            await outcome.fail(error)
+        finally:
+            outcome.close()
+
+    return call
+
+
+@dataclass
+class RunningServer:
+    """A started server with the ports it bound and a way to stop it gracefully."""
+
+    server: grpc.aio.Server
+    health: health.aio.HealthServicer
+    port: int
+    metrics_port: int | None
+    grace_seconds: float
+
+    async def stop(self) -> None:
+        """Marks the server NOT_SERVING, refuses new calls and waits for in-flight ones."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(self.grace_seconds)
+
+
+async def start_server(bindings: Sequence[ServiceBinding], settings: ServerSettings) -> RunningServer:
+    """Starts a gRPC server with the given services plus health, reflection and metrics."""
+    options = [
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+    ]
+    server = grpc.aio.server(interceptors=[_Interceptor()], options=options)
+    for binding in bindings:
+        binding.register(server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = [b.name for b in bindings]
+    reflection.enable_server_reflection(
+        [*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
+        server,
+    )
+    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    if port == 0:
+        raise Unavailable(f"could not bind {settings.host}:{settings.port}")
+    metrics_port = None
+    if settings.metrics:
+        http_server, _ = prometheus_client.start_http_server(settings.metrics_port)
+        metrics_port = http_server.server_port
+    await server.start()
+    for name in ["", *names]:
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    log.info("serving", services=names, port=port, metrics_port=metrics_port)
+    return RunningServer(server, health_servicer, port, metrics_port, settings.grace_seconds)
+
+
+async def serve_until_signalled(
+    bindings: Sequence[ServiceBinding],
+    settings: ServerSettings,
+    on_stopped: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Runs a server until SIGTERM or SIGINT, then stops it gracefully."""
+    running = await start_server(bindings, settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("stopping", grace_seconds=settings.grace_seconds)
+    await running.stop()
+    if on_stopped is not None:
+        await on_stopped()
+    log.info("stopped")

@@ -1,0 +1,1 @@
+"""Generated protobuf and gRPC stubs for drkernel.v1 (``make protos``); do not edit."""
