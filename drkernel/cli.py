@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SERVER = 0, 1, 2, 3
 # Modules with `register(commands, serve_commands)`; each adds its subcommands.
 COMMAND_MODULES = (
     "services.sandbox.cli",
+    "services.policy.cli",
 )
 
 
@@ -92,7 +94,8 @@ def _describe(error: BaseException) -> tuple[str, int]:
         return str(error), EXIT_USAGE
     if isinstance(error, (FileNotFoundError, IsADirectoryError, PermissionError)):
         return f"{error.strerror}: {error.filename}", EXIT_USAGE
-    raise error
+    logging.getLogger("drkernel.cli").debug("unexpected error", exc_info=error)
+    return f"internal error: {type(error).__name__}: {error} (--log-level debug shows the traceback)", EXIT_SERVER
 
 
 def main(argv: Sequence[str] | None = None) -> int:

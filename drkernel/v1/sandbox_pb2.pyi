@@ -44,6 +44,7 @@ class InputVariant(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INPUT_VARIANT_SCALED: _ClassVar[InputVariant]
     INPUT_VARIANT_RESIZED: _ClassVar[InputVariant]
     INPUT_VARIANT_DTYPE: _ClassVar[InputVariant]
+    INPUT_VARIANT_TINY: _ClassVar[InputVariant]
 VERDICT_UNSPECIFIED: Verdict
 VERDICT_CORRECT: Verdict
 VERDICT_INCORRECT: Verdict
@@ -69,6 +70,7 @@ INPUT_VARIANT_SEED: InputVariant
 INPUT_VARIANT_SCALED: InputVariant
 INPUT_VARIANT_RESIZED: InputVariant
 INPUT_VARIANT_DTYPE: InputVariant
+INPUT_VARIANT_TINY: InputVariant
 
 class EvaluateRequest(_message.Message):
     __slots__ = ("request_id", "reference_source", "candidate_source", "task_name", "options")

@@ -1,0 +1,32 @@
+"""Triton solution for KernelBench level1/19_ReLU (4096 x 393216 fp32, 6.4 GB in, 6.4 GB out).
+
+ReLU is pure bandwidth: one read and one write per element is the floor. Each program streams
+a contiguous BLOCK_SIZE slice with vectorised, masked loads and marks the data evict-first,
+since nothing is ever re-read. NaN propagates as in torch.relu."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")
+    y = tl.where(x < 0.0, 0.0, x.to(tl.float32))
+    tl.store(out_ptr + offsets, y.to(out_ptr.dtype.element_ty), mask=mask, eviction_policy="evict_first")
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        block = min(4096, triton.next_power_of_2(n))
+        relu_kernel[(triton.cdiv(n, block),)](x, out, n, BLOCK_SIZE=block, num_warps=8)
+        return out

@@ -1,0 +1,67 @@
+"""Triton solution for KernelBench level1/36_RMSNorm_ (x / sqrt(mean(x^2 over dim 1) + eps) on a
+(112, 64, 512, 512) fp32 tensor: 7.5 GB in, 7.5 GB out).
+
+The reduction runs over the channel dim, whose stride is 512 * 512, while the spatial axis is
+contiguous. So each program owns BLOCK_P neighbouring spatial positions of one sample and loads
+the whole (channels x BLOCK_P) tile at once: every channel row of the tile is a contiguous,
+coalesced segment, the sum of squares is a reduction over the tile's first axis, and the tile is
+scaled and written from registers, for exactly one read and one write per element. Channel
+counts too large for one tile fall back to a two-sweep loop (the second sweep re-reads)."""
+
+import math
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rmsnorm_kernel(
+    x_ptr, out_ptr, channels, spatial, eps,
+    BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr, ONE_TILE: tl.constexpr,
+):
+    p = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)
+    p_mask = p < spatial
+    base = tl.program_id(1).to(tl.int64) * channels * spatial + p
+    c = tl.arange(0, BLOCK_C)
+    if ONE_TILE:
+        mask = (c[:, None] < channels) & p_mask[None, :]
+        offsets = base[None, :] + c[:, None].to(tl.int64) * spatial
+        x = tl.load(x_ptr + offsets, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        inv_rms = tl.math.rsqrt(tl.sum(x * x, axis=0) / channels + eps)
+        tl.store(out_ptr + offsets, (x * inv_rms[None, :]).to(out_ptr.dtype.element_ty), mask=mask)
+    else:
+        acc = tl.zeros([BLOCK_C, BLOCK_P], dtype=tl.float32)
+        for c0 in range(0, channels, BLOCK_C):
+            mask = (c0 + c[:, None] < channels) & p_mask[None, :]
+            offsets = base[None, :] + (c0 + c[:, None]).to(tl.int64) * spatial
+            x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+            acc += x * x
+        inv_rms = tl.math.rsqrt(tl.sum(acc, axis=0) / channels + eps)
+        for c0 in range(0, channels, BLOCK_C):
+            mask = (c0 + c[:, None] < channels) & p_mask[None, :]
+            offsets = base[None, :] + (c0 + c[:, None]).to(tl.int64) * spatial
+            x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+            tl.store(out_ptr + offsets, (x * inv_rms[None, :]).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, num_features: int, eps: float = 1e-5):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        batch, channels = x.shape[0], x.shape[1]
+        spatial = math.prod(x.shape[2:])
+        block_c = min(triton.next_power_of_2(channels), 128)
+        block_p = min(triton.next_power_of_2(spatial), max(16, 8192 // block_c))
+        grid = (triton.cdiv(spatial, block_p), batch)
+        rmsnorm_kernel[grid](
+            x, out, channels, spatial, float(self.eps),
+            BLOCK_C=block_c, BLOCK_P=block_p, ONE_TILE=channels <= block_c, num_warps=8,
+        )
+        return out

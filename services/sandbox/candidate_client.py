@@ -1,0 +1,114 @@
+"""The judge's handle on a candidate's sandboxed process: typed calls over its socket."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+
+import torch
+from pydantic import BaseModel
+
+from services.sandbox.protocol import (
+    REPLY,
+    CompileCheck,
+    CompileResult,
+    Failure,
+    KernelCompile,
+    Load,
+    Loaded,
+    ProtocolError,
+    Ready,
+    Run,
+    RunResult,
+    Shutdown,
+    Spec,
+    TimeTrial,
+    TrialResult,
+    receive,
+    send,
+    unpack_tensors,
+)
+from services.sandbox.runner import RunSpec
+
+
+class CandidateLost(Exception):
+    """The candidate's process hung up, died or sent garbage."""
+
+
+class CandidateFailed(Exception):
+    """The candidate's code failed; ``kind`` is compile, construct or runtime."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class CandidateRun:
+    """Outputs of one checked forward call and what the harness observed."""
+
+    outputs: list[torch.Tensor]
+    result: RunResult
+
+
+class CandidateClient:
+    """Calls into the candidate's process; every reply is validated before use."""
+
+    def __init__(self, sock: socket.socket, max_output_bytes: int) -> None:
+        self._sock = sock
+        self._max_output_bytes = max_output_bytes
+
+    def _call(self, command: BaseModel | None, expected: type[BaseModel]) -> tuple[BaseModel, bytearray]:
+        try:
+            if command is not None:
+                send(self._sock, command)
+            reply, payload = receive(self._sock, REPLY, self._max_output_bytes)
+        except (ProtocolError, OSError) as error:
+            raise CandidateLost(str(error)) from error
+        if isinstance(reply, Failure):
+            raise CandidateFailed(reply.error, reply.message)
+        if not isinstance(reply, expected):
+            raise CandidateLost(f"expected {expected.__name__}, got {type(reply).__name__}")
+        return reply, payload
+
+    def ready(self) -> str:
+        """Waits for the process to finish starting; returns its device name."""
+        reply, _ = self._call(None, Ready)
+        assert isinstance(reply, Ready)
+        return reply.device_name
+
+    def load(self, candidate_source: str, inputs_source: str, spec: RunSpec) -> int:
+        """Imports the candidate and builds ModelNew; returns its parameter count."""
+        reply, _ = self._call(Load(candidate_source=candidate_source, inputs_source=inputs_source, spec=Spec.of(spec)), Loaded)
+        assert isinstance(reply, Loaded)
+        return reply.parameters
+
+    def run(self, spec: RunSpec, late_write_wait_seconds: float) -> CandidateRun:
+        """One checked forward call."""
+        reply, payload = self._call(Run(spec=Spec.of(spec), late_write_wait_seconds=late_write_wait_seconds), RunResult)
+        assert isinstance(reply, RunResult)
+        try:
+            outputs = unpack_tensors(reply.outputs, payload)
+        except ProtocolError as error:
+            raise CandidateLost(str(error)) from error
+        return CandidateRun(outputs, reply)
+
+    def compile_check(self) -> list[KernelCompile]:
+        """Compiles every kernel launched so far for the GPU target (CPU mode)."""
+        reply, _ = self._call(CompileCheck(), CompileResult)
+        assert isinstance(reply, CompileResult)
+        return reply.kernels
+
+    def time_trial(self, spec: RunSpec) -> TrialResult:
+        """One timed forward call on fresh inputs."""
+        reply, _ = self._call(TimeTrial(spec=Spec.of(spec)), TrialResult)
+        assert isinstance(reply, TrialResult)
+        return reply
+
+    def close(self) -> None:
+        """Asks the process to exit and hangs up (the server kills it regardless)."""
+        try:
+            send(self._sock, Shutdown())
+        except OSError:
+            pass
+        self._sock.close()

@@ -1,0 +1,140 @@
+"""`drkernel eval` and `drkernel serve sandbox`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from drkernel.cli import EXIT_FAILED, EXIT_OK, CliError, load_settings_for
+
+
+def register(commands: Any, serve_commands: Any) -> None:
+    evaluate = commands.add_parser("eval", help="Judge a candidate kernel against a task.")
+    evaluate.add_argument("--task", type=Path, required=True, help="KernelBench-format task module.")
+    evaluate.add_argument("--candidate", type=Path, required=True, help="Module defining ModelNew.")
+    evaluate.add_argument("--server", help="HOST:PORT of a sandbox server; default: evaluate locally.")
+    evaluate.add_argument("--timeout", type=float, default=0.0, help="Seconds (default: the server's).")
+    evaluate.add_argument("--device", choices=["cpu", "cuda"], help="Default: the server's.")
+    evaluate.add_argument("--seed", type=int, help="Base seed for weights and inputs.")
+    evaluate.add_argument("--skip-timing", action="store_true", help="Correctness only.")
+    evaluate.add_argument("--json", action="store_true", help="Print the EvaluateResponse as proto3 JSON.")
+    evaluate.set_defaults(handler=run_eval)
+
+    serve = serve_commands.add_parser("sandbox", help="Run the SandboxService gRPC server.")
+    serve.add_argument("--port", type=int, help="gRPC port (default from settings: 50051).")
+    serve.add_argument("--metrics-port", type=int, help="Prometheus port (default from settings: 9101).")
+    serve.set_defaults(handler=run_serve)
+
+
+def read_source(path: Path, what: str) -> str:
+    """A source file as text, or a one-line error."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CliError(f"{what} {path} is not UTF-8 text (byte {error.start})") from error
+
+
+def build_request(args: argparse.Namespace) -> Any:
+    from drkernel.v1 import common_pb2, sandbox_pb2
+
+    options = sandbox_pb2.EvaluateOptions(timeout_seconds=args.timeout, skip_timing=args.skip_timing)
+    if args.device:
+        options.device = {"cpu": common_pb2.DEVICE_CPU, "cuda": common_pb2.DEVICE_CUDA}[args.device]
+    if args.seed is not None:
+        options.seed = args.seed
+    return sandbox_pb2.EvaluateRequest(
+        request_id=f"cli:{args.candidate.name}",
+        reference_source=read_source(args.task, "task file"),
+        candidate_source=read_source(args.candidate, "candidate file"),
+        task_name=args.task.stem,
+        options=options,
+    )
+
+
+async def evaluate_locally(settings: Any, request: Any) -> Any:
+    """Runs one evaluation with a private, short-lived scheduler (no server)."""
+    from services.sandbox.scheduler import Scheduler
+    from services.sandbox.server import cuda_device_count
+
+    local = settings.sandbox.model_copy(update={"cpu_workers": 1})
+    scheduler = Scheduler(local, cuda_device_count())
+    await scheduler.start()
+    try:
+        return await scheduler.evaluate(request)
+    finally:
+        await scheduler.close()
+
+
+def evaluate_remotely(address: str, request: Any, timeout: float) -> Any:
+    from drkernel.channels import insecure_channel
+    from drkernel.v1 import sandbox_pb2, sandbox_pb2_grpc
+
+    service = sandbox_pb2.DESCRIPTOR.services_by_name["SandboxService"].full_name
+    with insecure_channel(address, service) as channel:
+        return sandbox_pb2_grpc.SandboxServiceStub(channel).Evaluate(request, timeout=timeout)
+
+
+def summary(response: Any) -> str:
+    """A readable account of a response for people."""
+    from drkernel.v1 import sandbox_pb2 as pb
+
+    lines = [
+        f"verdict  {pb.Verdict.Name(response.verdict).removeprefix('VERDICT_')}",
+        f"reward   {response.reward:.4f}",
+        f"speedup  {response.speedup:.3f}x" if response.timing.valid else f"speedup  n/a ({response.timing.invalid_reason or 'not reached'})",
+        f"device   {response.device_name}   time {response.evaluation_seconds:.1f} s",
+        "stages:",
+    ]
+    for stage in response.stages:
+        status = pb.StageStatus.Name(stage.status).removeprefix("STAGE_STATUS_").lower()
+        lines.append(f"  {pb.Stage.Name(stage.stage).removeprefix('STAGE_').lower():<12} {status:<8} {stage.elapsed_seconds:6.2f} s  {stage.detail}")
+    if response.checks:
+        lines.append("checks:")
+        for check in response.checks:
+            state = "skipped" if check.skipped else "passed" if check.passed else "FAILED"
+            lines.append(f"  {pb.InputVariant.Name(check.variant).removeprefix('INPUT_VARIANT_').lower():<9} {state:<8} rel_l2={check.rel_l2_error:.2e}  {check.description}")
+    if response.hack_reasons:
+        lines.append("hack reasons:")
+        lines += [f"  - {reason}" for reason in response.hack_reasons]
+    if response.error:
+        lines.append("error:")
+        lines += [f"  {line}" for line in response.error.splitlines()]
+    lines.append(f"feedback: {response.feedback}")
+    return "\n".join(lines)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from google.protobuf import json_format
+
+    from drkernel.v1 import sandbox_pb2 as pb
+
+    settings = load_settings_for(args)
+    request = build_request(args)
+    if not args.json and sys.stderr.isatty():
+        print("evaluating in the sandbox...", file=sys.stderr)
+    if args.server:
+        timeout = (args.timeout or settings.sandbox.max_timeout_seconds) + 60
+        response = evaluate_remotely(args.server, request, timeout)
+    else:
+        response = asyncio.run(evaluate_locally(settings, request))
+    if args.json:
+        print(json_format.MessageToJson(response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True))
+    else:
+        print(summary(response))
+    return EXIT_OK if response.verdict == pb.VERDICT_CORRECT else EXIT_FAILED
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from services.sandbox.server import serve
+
+    settings = load_settings_for(args, server=True)
+    server = settings.sandbox.server.model_copy(update={
+        k: v for k, v in (("port", args.port), ("metrics_port", args.metrics_port)) if v is not None
+    })
+    settings = settings.model_copy(update={"sandbox": settings.sandbox.model_copy(update={"server": server})})
+    asyncio.run(serve(settings))
+    return EXIT_OK

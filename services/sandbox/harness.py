@@ -1,0 +1,265 @@
+"""The candidate's process: runs inside the sandbox and answers the judge's commands.
+
+Started before it is needed (torch, Triton and the launch instrumentation already loaded, the
+device initialised, the seccomp filter in place) and used for exactly one evaluation. It never
+sees the task's model, the reference outputs or the comparison: it builds ModelNew and its
+inputs from specs, runs checked forward calls and reports outputs, launches and anything
+suspicious (mutated inputs, writes after return, odd output types, tampering).
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import importlib.util
+import os
+import socket
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+from triton.compiler.errors import CompilationError
+
+from services.sandbox import seccomp_policy
+from services.sandbox.gpu_compile import compile_requests
+from services.sandbox.integrity import IntegrityWatch
+from services.sandbox.launches import LaunchRecorder
+from services.sandbox.protocol import (
+    COMMAND,
+    CompileResult,
+    Failure,
+    Loaded,
+    Problem,
+    Ready,
+    RunResult,
+    Shutdown,
+    TrialResult,
+    pack_tensors,
+    receive,
+    send,
+)
+from services.sandbox.runner import ModelRunner, flatten_outputs
+from services.sandbox.timing import Clock, fingerprint
+
+CANDIDATE_FILE = "candidate.py"
+
+
+def _bitwise_equal(a: Any, b: Any) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    a, b = a.contiguous().reshape(-1), b.contiguous().reshape(-1)
+    if a.numel() == 0:
+        return True
+    return bool(torch.equal(a.view(torch.uint8), b.view(torch.uint8)))
+
+
+def _is_dense(tensor: Any) -> bool:
+    """No gaps and no overlap: the strides, sorted, are the running products of the sizes."""
+    expected = 1
+    for size, stride in sorted(zip(tensor.shape, tensor.stride()), key=lambda p: p[1]):
+        if size == 1:
+            continue
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def describe_exception(error: BaseException, own_file: str) -> str:
+    """The exception line plus where in the candidate's code it came from."""
+    lines = traceback.format_exception_only(type(error), error)
+    message = "".join(lines).strip()
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == own_file]
+    if frames:
+        frame = frames[-1]
+        message += f"\n  at {CANDIDATE_FILE}, line {frame.lineno}, in {frame.name}: {(frame.line or '').strip()}"
+    return message[:8000]
+
+
+class CandidateError(Exception):
+    """The candidate's code failed; ``kind`` says at which step."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Harness:
+    """Serves the judge's commands over one socket."""
+
+    def __init__(self, sock: socket.socket, device: Any, scratch: Path, l2_flush_bytes: int) -> None:
+        self.sock = sock
+        self.device = device
+        self.scratch = scratch
+        self.own_file = str(scratch / CANDIDATE_FILE)
+        self.recorder = LaunchRecorder(self.own_file)
+        self.recorder.install()
+        self.clock = Clock(device, l2_flush_bytes)
+        self._sleep = time.sleep
+        self._perf_counter = time.perf_counter
+        self._set_deterministic = torch.use_deterministic_algorithms
+        self._device_sync = torch._C._cuda_synchronize if device.type == "cuda" else (lambda: None)
+        # The first switch into deterministic mode loads code that re-wraps a few torch
+        # functions; do it before the integrity baseline is taken.
+        self._set_deterministic(True, warn_only=True)
+        self._set_deterministic(False)
+        self.watch = IntegrityWatch(extra=self.recorder.current_patches)
+        self.module: Any = None
+        self.runner: Any = None
+
+    # Commands ---------------------------------------------------------------------------
+
+    def load(self, command: Any) -> Any:
+        path = Path(self.own_file)
+        path.write_text(command.candidate_source)
+        spec = importlib.util.spec_from_file_location("candidate", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["candidate"] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as error:  # noqa: BLE001 - any import failure is the candidate's
+            raise CandidateError("compile", "importing the candidate failed: " + describe_exception(error, self.own_file)) from error
+        model_class = getattr(module, "ModelNew", None)
+        if not isinstance(model_class, type):
+            raise CandidateError("compile", "the candidate defines no class ModelNew")
+        self.module = module
+        self.runner = ModelRunner(
+            command.inputs_source, lambda _constants: model_class, self.device, self.scratch
+        )
+        model, _ = self._build(command.spec.to_run_spec())
+        return Loaded(parameters=sum(p.numel() for p in model.parameters())), b""
+
+    def _build(self, spec: Any) -> tuple[Any, list[Any]]:
+        try:
+            model = self.runner.model(spec)
+        except BaseException as error:  # noqa: BLE001
+            raise CandidateError("construct", "building ModelNew failed: " + describe_exception(error, self.own_file)) from error
+        return model, self.runner.inputs(spec)
+
+    def _forward(self, model: Any, inputs: list[Any], spec: Any) -> Any:
+        try:
+            return flatten_outputs(self.runner.forward(model, inputs, spec))
+        except BaseException as error:  # noqa: BLE001
+            kind = "compile" if _is_compilation_error(error) else "runtime"
+            raise CandidateError(kind, describe_exception(error, self.own_file)) from error
+
+    def run(self, command: Any) -> Any:
+        spec = command.spec.to_run_spec()
+        model, inputs = self._build(spec)
+        pristine = [x.clone() for x in inputs if isinstance(x, torch.Tensor)]
+        self.recorder.take()
+        started = self._perf_counter()
+        self._set_deterministic(True, warn_only=True)
+        torch.utils.deterministic.fill_uninitialized_memory = True
+        try:
+            outputs = self._forward(model, inputs, spec)
+        finally:
+            self._set_deterministic(False)
+        seconds = self._perf_counter() - started
+        problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
+        at_return = [o.detach().clone() for o in outputs]
+        self._settle(command.late_write_wait_seconds)
+        if any(not _bitwise_equal(a, o.detach()) for a, o in zip(at_return, outputs)):
+            problems.append(Problem(severity="hack", message="an output changed after forward returned (work finished late, e.g. in a thread or on another stream)"))
+        current = [x for x in inputs if isinstance(x, torch.Tensor)]
+        mutated = [i for i, (a, b) in enumerate(zip(pristine, current)) if not _bitwise_equal(a, b)]
+        if mutated:
+            problems.append(Problem(severity="incorrect", message=f"forward modified its input(s) {mutated}; inputs must stay unchanged"))
+        metas, payload = pack_tensors(at_return)
+        result = RunResult(
+            outputs=metas, launches=self.recorder.take(), problems=problems,
+            tampered=self.watch.changed(), seconds=seconds,
+        )
+        return result, payload
+
+    def _layout_problems(self, index: int, output: Any) -> list[Problem]:
+        if type(output) is not torch.Tensor:
+            return [Problem(severity="hack", message=f"output {index} is a {type(output).__name__}, not a plain torch.Tensor")]
+        problems = []
+        if output.device != self.device:
+            problems.append(Problem(severity="incorrect", message=f"output {index} is on {output.device}, expected {self.device}"))
+        if output.layout != torch.strided or not _is_dense(output):
+            problems.append(Problem(severity="incorrect", message=f"output {index} is not a dense tensor (strides {tuple(output.stride())})"))
+        return problems
+
+    def _settle(self, wait_seconds: float) -> None:
+        self._device_sync()
+        self._sleep(wait_seconds)
+        self._device_sync()
+
+    def compile_check(self, _command: Any) -> Any:
+        return CompileResult(kernels=compile_requests(Path(self.own_file), self.recorder.compile_requests.values())), b""
+
+    def time_trial(self, command: Any) -> Any:
+        spec = command.spec.to_run_spec()
+        model, inputs = self._build(spec)
+        self.recorder.take()
+        trial = self.clock.time(lambda: self._forward(model, inputs, spec))
+        return TrialResult(
+            stream_us=trial.stream_us, device_us=trial.device_us,
+            fingerprint=fingerprint(trial.outputs), launches=self.recorder.take(),
+            tampered=self.watch.changed(),
+        ), b""
+
+    # Loop -------------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        handlers = {
+            "load": self.load, "run": self.run, "compile_check": self.compile_check,
+            "time_trial": self.time_trial,
+        }
+        while True:
+            command, _ = receive(self.sock, COMMAND, max_payload_bytes=0)
+            if isinstance(command, Shutdown):
+                return
+            try:
+                reply, payload = handlers[command.kind](command)
+            except CandidateError as error:
+                reply, payload = Failure(error=error.kind, message=str(error)), b""
+            except Exception as error:  # noqa: BLE001 - report, then keep serving
+                message = describe_exception(error, self.own_file)
+                reply, payload = Failure(error="runtime", message=message), b""
+            send(self.sock, reply, payload)
+
+
+def _is_compilation_error(error: BaseException) -> bool:
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, CompilationError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--fd", type=int, required=True, help="Socket to the judge.")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--seccomp", action="store_true")
+    parser.add_argument("--l2-flush-bytes", type=int, default=0)
+    args = parser.parse_args(argv)
+    faulthandler.enable()
+    sock = socket.socket(fileno=args.fd)
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.cuda.init()
+        torch.cuda.set_device(device)
+        device_name = torch.cuda.get_device_name(device)
+        device = torch.device("cuda", torch.cuda.current_device())
+    else:
+        device_name = "cpu"
+    harness = Harness(sock, device, Path.cwd(), args.l2_flush_bytes)
+    if args.seccomp:
+        seccomp_policy.install()
+    send(sock, Ready(device_name=device_name))
+    harness.serve()
+    sock.close()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

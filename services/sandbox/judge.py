@@ -1,0 +1,94 @@
+"""The judge process: owns the reference and runs the funnel for each job the server sends.
+
+One judge serves one worker slot for many evaluations (keeping its device warm and its
+reference outputs cached); every job arrives with the socket of a fresh candidate process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import socket
+from collections import OrderedDict
+from pathlib import Path
+
+import torch
+
+from drkernel.config import SandboxSettings
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.candidate_client import CandidateClient
+from services.sandbox.funnel import BadTask, Evaluation
+from services.sandbox.protocol import JUDGE_COMMAND, JobDone, JudgeReady, Shutdown, receive_with_fds, send
+from services.sandbox.reference import OutputCache, Reference
+from services.sandbox.task_source import parse_task
+from services.sandbox.timing import Clock
+
+_REFERENCES_KEPT = 8
+
+
+class Judge:
+    """Evaluates jobs one after another."""
+
+    def __init__(self, settings: SandboxSettings, device: torch.device, scratch: Path) -> None:
+        self.settings = settings
+        self.device = device
+        self.module_dir = scratch / "modules"
+        self.module_dir.mkdir(exist_ok=True)
+        self.clock = Clock(device, settings.timing.l2_flush_bytes)
+        self.cache = OutputCache(settings.reference_cache_bytes)
+        self.references: OrderedDict[str, Reference] = OrderedDict()
+
+    def _reference(self, source: str) -> Reference:
+        if source in self.references:
+            self.references.move_to_end(source)
+            return self.references[source]
+        reference = Reference(parse_task(source), self.device, self.module_dir, self.cache)
+        self.references[source] = reference
+        if len(self.references) > _REFERENCES_KEPT:
+            self.references.popitem(last=False)
+        return reference
+
+    def evaluate(self, request: pb.EvaluateRequest, candidate_socket: socket.socket) -> tuple[JobDone, pb.EvaluateResponse]:
+        """Judges one request: the JobDone and the response that travels as its payload."""
+        client = CandidateClient(candidate_socket, self.settings.max_output_bytes)
+        try:
+            reference = self._reference(request.reference_source)
+            evaluation = Evaluation(request, reference.task, reference, client, self.settings, self.device, self.clock)
+            response = evaluation.run()
+            return JobDone(candidate_lost=evaluation.candidate_lost, bad_task=""), response
+        except BadTask as error:
+            return JobDone(candidate_lost=False, bad_task=str(error)), pb.EvaluateResponse(request_id=request.request_id)
+        finally:
+            client.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--fd", type=int, required=True, help="Control socket to the server.")
+    parser.add_argument("--settings", type=Path, required=True, help="SandboxSettings as JSON.")
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args(argv)
+    faulthandler.enable()
+    settings = SandboxSettings.model_validate_json(args.settings.read_text())
+    control = socket.socket(fileno=args.fd)
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.cuda.init()
+        device_name = torch.cuda.get_device_name(device)
+    else:
+        torch.set_num_threads(1)
+        device_name = "cpu"
+    judge = Judge(settings, device, Path.cwd())
+    send(control, JudgeReady(device_name=device_name))
+    max_request = 4 * settings.max_source_bytes + 2**20
+    while True:
+        command, payload, fds = receive_with_fds(control, JUDGE_COMMAND, max_request, max_fds=1)
+        if isinstance(command, Shutdown):
+            return
+        request = pb.EvaluateRequest.FromString(bytes(payload))
+        done, response = judge.evaluate(request, socket.socket(fileno=fds[0]))
+        send(control, done, response.SerializeToString())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,328 @@
+"""Messages between the judge and a candidate's sandboxed process, and their framing.
+
+The candidate's process is untrusted, so nothing it sends is unpickled: every message is a
+length-prefixed JSON header validated by a pydantic model (unknown fields rejected, sizes
+bounded) followed by an optional raw payload, such as output tensors as bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+import struct
+from collections.abc import Sequence
+from typing import Annotated, Literal
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from services.sandbox.runner import RunSpec
+
+_PREFIX = struct.Struct("!IQ")  # header length, payload length
+MAX_HEADER_BYTES = 8 * 2**20
+
+TRANSFER_DTYPES: dict[str, torch.dtype] = {
+    str(dtype).removeprefix("torch."): dtype
+    for dtype in (
+        torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64,
+        torch.complex128, torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8,
+        torch.bool,
+    )
+}
+
+
+class ProtocolError(Exception):
+    """The peer sent something malformed, or hung up."""
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Spec(_Message):
+    """A RunSpec on the wire."""
+
+    constants: list[tuple[str, int]] = []
+    weight_seed: int = 0
+    input_seed: int = 0
+    scale: float = 1.0
+    dtype: str | None = None
+    round_to: str | None = None
+    train: bool = False
+    grad: bool = False
+
+    @classmethod
+    def of(cls, spec: RunSpec) -> Spec:
+        return cls(**{**dataclasses.asdict(spec), "constants": list(spec.constants)})
+
+    def to_run_spec(self) -> RunSpec:
+        return RunSpec(**{**self.model_dump(), "constants": tuple(map(tuple, self.constants))})
+
+
+# Judge -> candidate -------------------------------------------------------------------
+
+
+class Load(_Message):
+    """Import the candidate and build ModelNew once for ``spec`` (checks its constructor)."""
+
+    kind: Literal["load"] = "load"
+    candidate_source: str
+    inputs_source: str
+    spec: Spec
+
+
+class Run(_Message):
+    """One checked forward call; outputs come back as the payload."""
+
+    kind: Literal["run"] = "run"
+    spec: Spec
+    late_write_wait_seconds: float
+
+
+class CompileCheck(_Message):
+    """Compile every Triton kernel launched so far for a GPU target (CPU mode)."""
+
+    kind: Literal["compile_check"] = "compile_check"
+
+
+class TimeTrial(_Message):
+    """One timed forward call on fresh inputs."""
+
+    kind: Literal["time_trial"] = "time_trial"
+    spec: Spec
+
+
+class Shutdown(_Message):
+    """Exit."""
+
+    kind: Literal["shutdown"] = "shutdown"
+
+
+Command = Annotated[Load | Run | CompileCheck | TimeTrial | Shutdown, Field(discriminator="kind")]
+
+# Candidate -> judge -------------------------------------------------------------------
+
+
+class TensorMeta(_Message):
+    """One output tensor: its bytes follow in the payload, in order, C-contiguous."""
+
+    dtype: str
+    shape: list[Annotated[int, Field(ge=0)]] = Field(max_length=16)
+    nbytes: int = Field(ge=0)
+
+
+class LaunchRecord(_Message):
+    """A Triton launch seen by the instrumentation."""
+
+    name: str = Field(max_length=512)
+    own: bool
+    programs: int = Field(ge=0)
+
+
+class Ready(_Message):
+    """The candidate process is up, instrumented and waiting."""
+
+    kind: Literal["ready"] = "ready"
+    device_name: str
+
+
+class Loaded(_Message):
+    """The candidate module imported and ModelNew was built."""
+
+    kind: Literal["loaded"] = "loaded"
+    parameters: int
+
+
+class Problem(_Message):
+    """Something wrong with a run besides its values: ``hack`` findings make the verdict
+    VERDICT_HACKED, ``incorrect`` ones VERDICT_INCORRECT."""
+
+    severity: Literal["hack", "incorrect"]
+    message: str = Field(max_length=2000)
+
+
+class RunResult(_Message):
+    """What one checked forward call did."""
+
+    kind: Literal["run_result"] = "run_result"
+    outputs: list[TensorMeta] = Field(max_length=1024)
+    launches: list[LaunchRecord] = Field(max_length=100_000)
+    problems: list[Problem] = Field(max_length=64)
+    tampered: list[str] = Field(max_length=64)
+    seconds: float
+
+
+class KernelCompile(_Message):
+    """The compile outcome of one launched kernel."""
+
+    name: str
+    ok: bool
+    message: str = ""
+
+
+class CompileResult(_Message):
+    """Outcome of CompileCheck."""
+
+    kind: Literal["compile_result"] = "compile_result"
+    kernels: list[KernelCompile] = Field(max_length=1024)
+
+
+class TrialResult(_Message):
+    """One timed trial: microseconds to the end of the current stream and to an idle
+    device, a fingerprint of the outputs, and what ran."""
+
+    kind: Literal["trial_result"] = "trial_result"
+    stream_us: float
+    device_us: float
+    fingerprint: list[float] = Field(max_length=4096)
+    launches: list[LaunchRecord] = Field(max_length=100_000)
+    tampered: list[str] = Field(max_length=64)
+
+
+ErrorKind = Literal["compile", "construct", "runtime", "internal"]
+
+
+class Failure(_Message):
+    """The command failed because of the candidate's code (or, rarely, the harness)."""
+
+    kind: Literal["failure"] = "failure"
+    error: ErrorKind
+    message: str = Field(max_length=65536)
+
+
+# Server <-> judge --------------------------------------------------------------------
+
+
+class Job(_Message):
+    """Evaluate the EvaluateRequest in the payload; the candidate's socket comes as a file
+    descriptor with this message."""
+
+    kind: Literal["job"] = "job"
+
+
+class JudgeReady(_Message):
+    """The judge process is up."""
+
+    kind: Literal["judge_ready"] = "judge_ready"
+    device_name: str
+
+
+class JobDone(_Message):
+    """The EvaluateResponse is the payload. ``candidate_lost`` says the candidate's process
+    vanished mid-evaluation (the server adds how it ended); a non-empty ``bad_task`` says the
+    task itself is broken and the request should be refused."""
+
+    kind: Literal["job_done"] = "job_done"
+    candidate_lost: bool
+    bad_task: str
+
+
+JUDGE_COMMAND = TypeAdapter(Annotated[Job | Shutdown, Field(discriminator="kind")])
+JUDGE_REPLY = TypeAdapter(Annotated[JudgeReady | JobDone, Field(discriminator="kind")])
+
+Reply = Annotated[
+    Ready | Loaded | RunResult | CompileResult | TrialResult | Failure, Field(discriminator="kind")
+]
+COMMAND = TypeAdapter(Command)
+REPLY = TypeAdapter(Reply)
+
+
+# Framing ------------------------------------------------------------------------------
+
+
+def send(
+    sock: socket.socket, message: BaseModel, payload: bytes | memoryview = b"", fds: Sequence[int] = ()
+) -> None:
+    """Writes one framed message, optionally passing file descriptors along with it."""
+    header = message.model_dump_json().encode()
+    head = _PREFIX.pack(len(header), len(payload)) + header
+    if fds:
+        sent = socket.send_fds(sock, [head], list(fds))
+        sock.sendall(head[sent:])
+    else:
+        sock.sendall(head)
+    if payload:
+        sock.sendall(payload)
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytearray:
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    while view:
+        received = sock.recv_into(view)
+        if received == 0:
+            raise ProtocolError("peer closed the connection")
+        view = view[received:]
+    return buffer
+
+
+def receive(sock: socket.socket, adapter: TypeAdapter, max_payload_bytes: int) -> tuple[BaseModel, bytearray]:
+    """Reads one framed message and validates its header; raises ProtocolError."""
+    message, payload, _ = _receive(sock, adapter, max_payload_bytes, max_fds=0)
+    return message, payload
+
+
+def receive_with_fds(
+    sock: socket.socket, adapter: TypeAdapter, max_payload_bytes: int, max_fds: int
+) -> tuple[BaseModel, bytearray, list[int]]:
+    """Like receive, also returning the file descriptors that came with the message."""
+    return _receive(sock, adapter, max_payload_bytes, max_fds)
+
+
+def _receive(
+    sock: socket.socket, adapter: TypeAdapter, max_payload_bytes: int, max_fds: int
+) -> tuple[BaseModel, bytearray, list[int]]:
+    fds: list[int] = []
+    if max_fds:
+        data, fds, _, _ = socket.recv_fds(sock, _PREFIX.size, max_fds)
+        if not data:
+            raise ProtocolError("peer closed the connection")
+        prefix = bytes(data) + bytes(_read_exactly(sock, _PREFIX.size - len(data)))
+    else:
+        prefix = bytes(_read_exactly(sock, _PREFIX.size))
+    header_size, payload_size = _PREFIX.unpack(prefix)
+    if header_size > MAX_HEADER_BYTES or payload_size > max_payload_bytes:
+        raise ProtocolError(f"message too large ({header_size} + {payload_size} bytes)")
+    header = _read_exactly(sock, header_size)
+    try:
+        message = adapter.validate_python(json.loads(header))
+    except ValueError as error:
+        raise ProtocolError(f"malformed message: {str(error)[:500]}") from error
+    return message, _read_exactly(sock, payload_size) if payload_size else bytearray(), fds
+
+
+# Tensors ------------------------------------------------------------------------------
+
+
+def pack_tensors(tensors: Sequence[torch.Tensor]) -> tuple[list[TensorMeta], bytes]:
+    """Metadata and concatenated bytes of tensors (copied to host memory)."""
+    metas, chunks = [], []
+    for tensor in tensors:
+        host = tensor.detach().to("cpu").contiguous()
+        raw = host.reshape(-1).view(torch.uint8).numpy().tobytes() if host.numel() else b""
+        metas.append(TensorMeta(dtype=str(host.dtype).removeprefix("torch."), shape=list(host.shape), nbytes=len(raw)))
+        chunks.append(raw)
+    return metas, b"".join(chunks)
+
+
+def unpack_tensors(metas: Sequence[TensorMeta], payload: bytearray) -> list[torch.Tensor]:
+    """Rebuilds tensors from untrusted metadata and bytes, checking every size."""
+    tensors, offset = [], 0
+    for meta in metas:
+        dtype = TRANSFER_DTYPES.get(meta.dtype)
+        if dtype is None:
+            raise ProtocolError(f"unsupported output dtype {meta.dtype}")
+        numel = 1
+        for dim in meta.shape:
+            numel *= dim
+        itemsize = torch.empty((), dtype=dtype).element_size()
+        if numel * itemsize != meta.nbytes or offset + meta.nbytes > len(payload):
+            raise ProtocolError("output sizes do not add up")
+        chunk = payload[offset : offset + meta.nbytes]
+        flat = torch.frombuffer(chunk, dtype=torch.uint8) if meta.nbytes else torch.empty(0, dtype=torch.uint8)
+        tensors.append(flat.view(dtype).reshape(meta.shape))
+        offset += meta.nbytes
+    if offset != len(payload):
+        raise ProtocolError("payload longer than its outputs")
+    return tensors

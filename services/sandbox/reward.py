@@ -1,0 +1,35 @@
+"""The reward of one evaluation: a pure function of the response and the reward settings.
+
+Default (Dr. Kernel / KernelGym, published): 0 for every failure and every hack; a correct
+kernel earns ``correct_weight + speedup_weight * min(speedup, speedup_cap)``, i.e.
+0.5 + 0.5 * min(speedup, 3). A speedup that was not validly measured (CPU, skipped timing)
+counts as 0, so such a kernel earns the correctness part only. With ``staged_partial_credit``
+(Beyond TritonRL) a failed, non-hacked candidate earns ``correct_weight`` times the credit of
+the furthest stage it passed.
+"""
+
+from __future__ import annotations
+
+from drkernel.config import RewardSettings
+from drkernel.v1 import sandbox_pb2
+
+_STAGE_NAMES = {
+    sandbox_pb2.STAGE_SYNTAX: "syntax",
+    sandbox_pb2.STAGE_LOAD: "load",
+    sandbox_pb2.STAGE_COMPILE: "compile",
+    sandbox_pb2.STAGE_TINY_RUN: "tiny_run",
+    sandbox_pb2.STAGE_CORRECTNESS: "correctness",
+}
+
+
+def compute_reward(response: sandbox_pb2.EvaluateResponse, settings: RewardSettings) -> float:
+    """Reward for the judged candidate in ``response``."""
+    if response.verdict == sandbox_pb2.VERDICT_HACKED:
+        return 0.0
+    if response.verdict == sandbox_pb2.VERDICT_CORRECT:
+        speedup = response.speedup if response.timing.valid else 0.0
+        return settings.correct_weight + settings.speedup_weight * min(speedup, settings.speedup_cap)
+    if settings.staged_partial_credit:
+        stage = _STAGE_NAMES.get(response.furthest_stage)
+        return settings.correct_weight * settings.stage_credit.get(stage, 0.0) if stage else 0.0
+    return 0.0

@@ -1,0 +1,193 @@
+"""Queues evaluations and hands them to worker slots: one per GPU, or a pool on CPU.
+
+The queue per device is bounded. A unary caller meets a full queue with ResourceExhausted and
+a retry hint; a streaming caller simply waits for room, so its stream slows down instead of
+failing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import prometheus_client
+
+from drkernel import __version__
+from drkernel.config import SandboxSettings
+from drkernel.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, Unavailable
+from drkernel.logs import get_logger
+from drkernel.v1 import common_pb2
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.isolation import Launcher
+from services.sandbox.task_source import parse_task
+from services.sandbox.worker import Worker, gather_quietly
+
+log = get_logger(__name__)
+
+QUEUE_LENGTH = prometheus_client.Gauge("drkernel_sandbox_queue_length", "Requests waiting for a worker.", ["device"])
+QUEUE_SECONDS = prometheus_client.Histogram(
+    "drkernel_sandbox_queue_seconds", "Time requests waited for a worker.", ["device"],
+    buckets=(0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+)
+EVALUATIONS = prometheus_client.Counter(
+    "drkernel_sandbox_evaluations_total", "Finished evaluations by verdict.", ["device", "verdict"]
+)
+EVALUATION_SECONDS = prometheus_client.Histogram(
+    "drkernel_sandbox_evaluation_seconds", "Time spent judging, queueing excluded.", ["device"],
+    buckets=(0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300, 900),
+)
+BUSY_WORKERS = prometheus_client.Gauge("drkernel_sandbox_busy_workers", "Workers evaluating now.", ["device"])
+REWARD = prometheus_client.Histogram(
+    "drkernel_sandbox_reward", "Rewards handed out.", buckets=(0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5)
+)
+
+_MAX_REQUEST_ID_BYTES = 256
+_MAX_TRIALS = 10_000
+
+
+def validate_request(request: pb.EvaluateRequest, settings: SandboxSettings) -> None:
+    """Refuses malformed requests with a message that says what to change."""
+    if len(request.request_id.encode()) > _MAX_REQUEST_ID_BYTES:
+        raise InvalidArgument(f"request_id is longer than {_MAX_REQUEST_ID_BYTES} bytes")
+    for name in ("reference_source", "candidate_source"):
+        size = len(getattr(request, name).encode())
+        if size > settings.max_source_bytes:
+            raise InvalidArgument(f"{name} is {size} bytes; the limit is {settings.max_source_bytes}")
+    if "\x00" in request.candidate_source or "\x00" in request.reference_source:
+        raise InvalidArgument("sources must be text: a NUL byte was found")
+    options = request.options
+    for name in ("timeout_seconds", "atol", "rtol"):
+        value = getattr(options, name)
+        if not math.isfinite(value) or value < 0:
+            raise InvalidArgument(f"options.{name} must be a finite number >= 0, got {value}")
+    if options.timing_trials > _MAX_TRIALS or options.warmup_trials > _MAX_TRIALS:
+        raise InvalidArgument(f"options.timing_trials and warmup_trials must be at most {_MAX_TRIALS}")
+    if options.timing_trials and options.timing_trials < 3:
+        raise InvalidArgument("options.timing_trials must be 0 (server default) or at least 3")
+    if options.device not in common_pb2.Device.values():
+        raise InvalidArgument(f"options.device {options.device} is not a known Device")
+    parse_task(request.reference_source)
+
+
+@dataclass
+class _Item:
+    request: pb.EvaluateRequest
+    future: asyncio.Future[pb.EvaluateResponse]
+    enqueued: float
+
+
+class Scheduler:
+    """Owns the workers and their queues."""
+
+    def __init__(self, settings: SandboxSettings, cuda_devices: int) -> None:
+        self.settings = settings
+        self.launcher = Launcher(settings.isolation)
+        if settings.device == "cuda" and cuda_devices == 0:
+            raise RuntimeError("sandbox.device is cuda but no CUDA device is visible")
+        use_cuda = cuda_devices > 0 and settings.device != "cpu"
+        self.default_device = "cuda" if use_cuda else "cpu"
+        settings.work_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir = run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=settings.work_dir))
+        self.workers: dict[str, list[Worker]] = {
+            "cpu": [Worker(i, "cpu", settings, self.launcher, run_dir) for i in range(settings.cpu_workers)]
+        }
+        if use_cuda:
+            self.workers["cuda"] = [
+                Worker(i + settings.cpu_workers, f"cuda:{i}", settings, self.launcher, run_dir) for i in range(cuda_devices)
+            ]
+        self.queues = {device: asyncio.Queue[_Item](settings.queue_capacity) for device in self.workers}
+        self._consumers: list[asyncio.Task[None]] = []
+        self._closing = False
+
+    async def start(self) -> None:
+        """Starts every worker (in parallel) and the loops that feed them."""
+        await asyncio.gather(*(w.start() for workers in self.workers.values() for w in workers))
+        for device, workers in self.workers.items():
+            for worker in workers:
+                self._consumers.append(asyncio.create_task(self._consume(device, worker)))
+        log.info("sandbox workers ready", workers=[w.id for ws in self.workers.values() for w in ws])
+
+    def _device_for(self, request: pb.EvaluateRequest) -> str:
+        device = {common_pb2.DEVICE_CPU: "cpu", common_pb2.DEVICE_CUDA: "cuda"}.get(request.options.device, self.default_device)
+        if device not in self.workers:
+            raise FailedPrecondition(f"this server has no {device} workers")
+        return device
+
+    def timeout_for(self, request: pb.EvaluateRequest) -> float:
+        requested = request.options.timeout_seconds or self.settings.default_timeout_seconds
+        return min(requested, self.settings.max_timeout_seconds)
+
+    async def evaluate(self, request: pb.EvaluateRequest, *, wait_for_room: bool = False) -> pb.EvaluateResponse:
+        """Validates, queues and awaits one evaluation."""
+        if self._closing:
+            raise Unavailable("the sandbox is shutting down")
+        validate_request(request, self.settings)
+        device = self._device_for(request)
+        queue = self.queues[device]
+        item = _Item(request, asyncio.get_running_loop().create_future(), time.monotonic())
+        if wait_for_room:
+            await queue.put(item)
+        else:
+            try:
+                queue.put_nowait(item)
+            except asyncio.QueueFull:
+                raise ResourceExhausted(
+                    f"all {len(self.workers[device])} {device} workers are busy and {queue.maxsize} requests are waiting",
+                    self.settings.retry_pushback_ms,
+                ) from None
+        QUEUE_LENGTH.labels(device).set(queue.qsize())
+        return await item.future
+
+    async def _consume(self, device: str, worker: Worker) -> None:
+        queue = self.queues[device]
+        while True:
+            item = await queue.get()
+            QUEUE_LENGTH.labels(device).set(queue.qsize())
+            if item.future.done():  # the caller went away
+                continue
+            waited = time.monotonic() - item.enqueued
+            QUEUE_SECONDS.labels(device).observe(waited)
+            BUSY_WORKERS.labels(device).inc()
+            try:
+                response = await worker.evaluate(item.request, self.timeout_for(item.request))
+            except Exception as error:  # noqa: BLE001 - handed to the caller
+                if not item.future.done():
+                    item.future.set_exception(error)
+                continue
+            finally:
+                BUSY_WORKERS.labels(device).dec()
+            response.queue_seconds = waited
+            EVALUATIONS.labels(device, pb.Verdict.Name(response.verdict)).inc()
+            EVALUATION_SECONDS.labels(device).observe(response.evaluation_seconds)
+            REWARD.observe(response.reward)
+            if not item.future.done():
+                item.future.set_result(response)
+
+    def describe(self) -> pb.DescribeResponse:
+        return pb.DescribeResponse(
+            version=__version__,
+            default_device=common_pb2.DEVICE_CUDA if self.default_device == "cuda" else common_pb2.DEVICE_CPU,
+            workers=[w.info() for ws in self.workers.values() for w in ws],
+            queue_length=sum(q.qsize() for q in self.queues.values()),
+            queue_capacity=sum(q.maxsize for q in self.queues.values()),
+            isolation=[pb.IsolationMechanism(name=m.name, active=m.active, detail=m.detail) for m in self.launcher.mechanisms()],
+        )
+
+    async def close(self) -> None:
+        """Refuses new work and stops every process; call once the server has drained."""
+        self._closing = True
+        for consumer in self._consumers:
+            consumer.cancel()
+        await gather_quietly(*self._consumers)
+        for queue in self.queues.values():
+            while not queue.empty():
+                item = queue.get_nowait()
+                if not item.future.done():
+                    item.future.set_exception(Unavailable("the sandbox shut down before this request ran"))
+        await gather_quietly(*(w.close() for ws in self.workers.values() for w in ws))
+        shutil.rmtree(self.run_dir, ignore_errors=True)

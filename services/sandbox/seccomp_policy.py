@@ -1,0 +1,78 @@
+"""The seccomp filter installed in every candidate process before its code runs.
+
+Namespaces already give the candidate an empty network, its own PID space and a private
+filesystem view; this filter removes the system calls that reach past them. Internet and
+netlink sockets fail (so not even the sandbox's own loopback is usable), as do tracing other
+processes, reading or writing their memory, new namespaces, mounts, kernel keyrings, BPF,
+io_uring and module loading. Everything else stays allowed: Triton needs to fork ptxas and a C
+compiler, and PyTorch needs threads.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+DENIED_SYSCALLS: tuple[str, ...] = (
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_getfd",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "unshare",
+    "setns",
+    "bpf",
+    "perf_event_open",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "userfaultfd",
+    "io_uring_setup",
+    "kexec_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "syslog",
+    "acct",
+    "settimeofday",
+    "clock_settime",
+)
+DENIED_SOCKET_FAMILIES: tuple[int, ...] = (
+    socket.AF_INET,
+    socket.AF_INET6,
+    socket.AF_NETLINK,
+    socket.AF_PACKET,
+)
+
+
+def install() -> None:
+    """Loads the filter into this process and every process it starts (irreversible)."""
+    import pyseccomp
+
+    policy = pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
+    deny = pyseccomp.ERRNO(errno.EPERM)
+    for name in DENIED_SYSCALLS:
+        try:
+            policy.add_rule(deny, name)
+        except (ValueError, RuntimeError):  # syscall unknown on this architecture
+            continue
+    for family in DENIED_SOCKET_FAMILIES:
+        policy.add_rule(deny, "socket", pyseccomp.Arg(0, pyseccomp.EQ, family))
+    policy.load()
+
+
+def available() -> tuple[bool, str]:
+    """Whether libseccomp can be loaded here, with a reason when it cannot."""
+    try:
+        import pyseccomp
+
+        pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
+    except Exception as error:  # noqa: BLE001 - any failure means "not available"
+        return False, f"libseccomp unavailable: {error}"
+    return True, "system calls past the namespaces are refused (EPERM)"

@@ -1,0 +1,41 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """
+    Maximum over one dimension (values only): out = x.max(dim).values.
+    """
+
+    def __init__(self, dim: int):
+        """
+        Args:
+            dim (int): Dimension to reduce over.
+        """
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """
+        Args:
+            x (torch.Tensor): Input of shape (batch_size, dim1, dim2).
+
+        Returns:
+            torch.Tensor: Maxima over `dim`, that dimension removed.
+        """
+        return torch.max(x, dim=self.dim)[0]
+
+
+batch_size = 16
+dim1 = 96
+dim2 = 64
+reduce_dim = 1
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim1, dim2)
+    return [x]
+
+
+def get_init_inputs():
+    return [reduce_dim]

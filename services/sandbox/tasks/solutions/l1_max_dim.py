@@ -1,0 +1,43 @@
+"""Triton solution for l1_max_dim. The input is viewed as (outer, reduce, inner); each program
+owns BLOCK_P output positions and walks the reduced dimension in BLOCK_R chunks, keeping a running
+elementwise maximum that is reduced once at the end."""
+
+import math
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def max_dim_kernel(x_ptr, out_ptr, n_out, reduce_size, inner, BLOCK_R: tl.constexpr, BLOCK_P: tl.constexpr):
+    p = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)
+    p_mask = p < n_out
+    p64 = p.to(tl.int64)
+    base = (p64 // inner) * reduce_size * inner + p64 % inner
+    acc = tl.full([BLOCK_R, BLOCK_P], float("-inf"), dtype=tl.float32)
+    for r0 in range(0, reduce_size, BLOCK_R):
+        r = r0 + tl.arange(0, BLOCK_R)
+        mask = (r[:, None] < reduce_size) & p_mask[None, :]
+        x = tl.load(x_ptr + base[None, :] + r[:, None].to(tl.int64) * inner, mask=mask, other=float("-inf"))
+        acc = tl.maximum(acc, x.to(tl.float32))
+    tl.store(out_ptr + p, tl.max(acc, axis=0).to(out_ptr.dtype.element_ty), mask=p_mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        dim = self.dim % x.dim()
+        outer, reduce_size, inner = math.prod(x.shape[:dim]), x.shape[dim], math.prod(x.shape[dim + 1 :])
+        out = torch.empty(x.shape[:dim] + x.shape[dim + 1 :], dtype=x.dtype, device=x.device)
+        n_out = outer * inner
+        block_r = min(triton.next_power_of_2(reduce_size), 1024)
+        block_p = min(triton.next_power_of_2(n_out), max(1, 4096 // block_r))
+        grid = (triton.cdiv(n_out, block_p),)
+        max_dim_kernel[grid](x, out, n_out, reduce_size, inner, BLOCK_R=block_r, BLOCK_P=block_p, num_warps=4)
+        return out

@@ -1,0 +1,27 @@
+"""Triton solution for l1_relu: one masked elementwise pass over the flattened tensor."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offsets, tl.maximum(x, 0.0).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        block = min(1024, triton.next_power_of_2(n))
+        relu_kernel[(triton.cdiv(n, block),)](x, out, n, BLOCK_SIZE=block, num_warps=4)
+        return out

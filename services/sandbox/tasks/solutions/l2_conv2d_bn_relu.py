@@ -1,0 +1,89 @@
+"""Triton solution for l2_conv2d_bn_relu: the convolution as an implicit GEMM (rows are output
+pixels, columns output channels, reduction over in_channels * kh * kw, A tiles gathered from the
+input with zero padding through the load mask) whose epilogue adds the conv bias, applies the
+batch norm computed from the stored statistics and the ReLU: one kernel, one write."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def conv2d_bn_relu_kernel(
+    x_ptr, w_ptr, conv_b_ptr, mean_ptr, var_ptr, bn_w_ptr, bn_b_ptr, out_ptr,
+    n_pixels, c_in, height, width, c_out, out_h, out_w,
+    stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, eps,
+    KH: tl.constexpr, KW: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    PRECISION: tl.constexpr,
+):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    m_mask = offs_m < n_pixels
+    n_mask = offs_n < c_out
+    out_area = out_h * out_w
+    batch = offs_m // out_area
+    pixel = offs_m % out_area
+    ih0 = (pixel // out_w) * stride_h - pad_h
+    iw0 = (pixel % out_w) * stride_w - pad_w
+    x_base = batch.to(tl.int64) * c_in * height * width
+    k_total = c_in * KH * KW
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in range(0, k_total, BLOCK_K):
+        offs_k = k0 + tl.arange(0, BLOCK_K)
+        k_mask = offs_k < k_total
+        ci = offs_k // (KH * KW)
+        kh = (offs_k // KW) % KH
+        kw = offs_k % KW
+        ih = ih0[:, None] + kh[None, :] * dil_h
+        iw = iw0[:, None] + kw[None, :] * dil_w
+        a_mask = m_mask[:, None] & k_mask[None, :] & (ih >= 0) & (ih < height) & (iw >= 0) & (iw < width)
+        a = tl.load(x_ptr + x_base[:, None] + (ci[None, :] * height + ih) * width + iw, mask=a_mask, other=0.0)
+        w = tl.load(w_ptr + offs_n[None, :] * k_total + offs_k[:, None], mask=k_mask[:, None] & n_mask[None, :], other=0.0)
+        acc = tl.dot(a, w, acc, input_precision=PRECISION)
+    conv_b = tl.load(conv_b_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
+    mean = tl.load(mean_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
+    var = tl.load(var_ptr + offs_n, mask=n_mask, other=1.0).to(tl.float32)
+    bn_w = tl.load(bn_w_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
+    bn_b = tl.load(bn_b_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
+    scale = bn_w * tl.math.rsqrt(var + eps)
+    shift = bn_b + (conv_b - mean) * scale
+    y = tl.maximum(acc * scale[None, :] + shift[None, :], 0.0)
+    out_offsets = (batch.to(tl.int64) * c_out * out_area + pixel)[:, None] + offs_n[None, :] * out_area
+    tl.store(out_ptr + out_offsets, y.to(out_ptr.dtype.element_ty), mask=m_mask[:, None] & n_mask[None, :])
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, padding: int, eps: float = 1e-5):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=padding)
+        self.eps = eps
+        self.bn_weight = nn.Parameter(1.0 + 0.1 * torch.randn(out_channels))
+        self.bn_bias = nn.Parameter(0.1 * torch.randn(out_channels))
+        self.register_buffer("running_mean", 0.1 * torch.randn(out_channels))
+        self.register_buffer("running_var", 0.5 + torch.rand(out_channels))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        conv = self.conv
+        x = x.contiguous()
+        w = conv.weight.contiguous()
+        batch, c_in, height, width = x.shape
+        c_out, _, kh, kw = w.shape
+        (stride_h, stride_w), (pad_h, pad_w), (dil_h, dil_w) = conv.stride, conv.padding, conv.dilation
+        out_h = (height + 2 * pad_h - dil_h * (kh - 1) - 1) // stride_h + 1
+        out_w = (width + 2 * pad_w - dil_w * (kw - 1) - 1) // stride_w + 1
+        out = torch.empty((batch, c_out, out_h, out_w), dtype=x.dtype, device=x.device)
+        n_pixels = batch * out_h * out_w
+        block_n = min(64, max(16, triton.next_power_of_2(c_out)))
+        block_m = min(256 if block_n <= 32 else 128, max(16, triton.next_power_of_2(n_pixels)))
+        block_k = min(32, max(16, triton.next_power_of_2(c_in * kh * kw)))
+        grid = (triton.cdiv(n_pixels, block_m), triton.cdiv(c_out, block_n))
+        conv2d_bn_relu_kernel[grid](
+            x, w, conv.bias, self.running_mean, self.running_var, self.bn_weight, self.bn_bias, out,
+            n_pixels, c_in, height, width, c_out, out_h, out_w,
+            stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, float(self.eps),
+            KH=kh, KW=kw, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
+            PRECISION="tf32x3" if x.dtype == torch.float32 else "tf32", num_warps=4, num_stages=2,
+        )
+        return out

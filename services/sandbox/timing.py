@@ -1,0 +1,139 @@
+"""Timing one forward call, and the statistics of many.
+
+The judge times the reference and the candidate's process times the candidate with this same
+code, trial by trial, interleaved. On a GPU a trial is: fresh inputs; reset any persisting-L2
+carve-out; flush L2 by writing a large buffer; synchronise the device; record a CUDA event;
+forward; record an event on the current stream; synchronise the whole device; record a third
+event. ``stream_us`` (first to second event) is the measurement; ``device_us`` (first to third)
+includes work left running on other streams, which the judge compares between candidate and
+reference to catch side-stream tricks. Every function used is captured when the clock is
+built, before candidate code runs, so patching timers cannot change a measurement.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from drkernel.v1 import sandbox_pb2
+
+_CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
+
+
+def summarize(samples_us: Sequence[float], trim_fraction: float) -> sandbox_pb2.RuntimeStats:
+    """Robust statistics of timed runs (microseconds, unrounded)."""
+    ordered = sorted(samples_us)
+    count = len(ordered)
+    cut = int(count * trim_fraction)
+    trimmed = ordered[cut : count - cut] or ordered
+    mean = statistics.fmean(ordered)
+    stdev = statistics.stdev(ordered) if count > 1 else 0.0
+    return sandbox_pb2.RuntimeStats(
+        trials=count,
+        median_us=statistics.median(ordered),
+        mean_us=mean,
+        trimmed_mean_us=statistics.fmean(trimmed),
+        min_us=ordered[0],
+        max_us=ordered[-1],
+        stdev_us=stdev,
+        coefficient_of_variation=stdev / mean if mean > 0 else 0.0,
+    )
+
+
+def fingerprint(outputs: Sequence[torch.Tensor]) -> list[float]:
+    """Per output: sum and sum of absolute values, in float64. Compared with the reference's
+    within the correctness tolerance, it proves a timed run computed the right thing."""
+    values: list[float] = []
+    for output in outputs:
+        wide = output.detach().to(torch.float64)
+        values.extend((float(wide.sum()), float(wide.abs().sum())))
+    return values
+
+
+def fingerprints_agree(
+    candidate: Sequence[float], reference: Sequence[float], numels: Sequence[int], atol: float, rtol: float
+) -> bool:
+    """True when |Σc - Σr| and |Σ|c| - Σ|r|| stay within what elementwise allclose allows."""
+    if len(candidate) != len(reference) or len(reference) != 2 * len(numels):
+        return False
+    for index, numel in enumerate(numels):
+        total, absolute = reference[2 * index], reference[2 * index + 1]
+        bound = atol * numel + rtol * absolute + 1e-9 * max(absolute, 1.0)
+        for got, want in zip(candidate[2 * index : 2 * index + 2], (total, absolute)):
+            if not math.isfinite(got) or abs(got - want) > bound:
+                return False
+    return True
+
+
+@dataclass(frozen=True)
+class TrialTiming:
+    """One timed forward call."""
+
+    stream_us: float
+    device_us: float
+    outputs: Any
+
+
+class Clock:
+    """Times forward calls with functions captured at construction."""
+
+    def __init__(self, device: torch.device, l2_flush_bytes: int) -> None:
+        self.device = device
+        self._perf_counter = time.perf_counter
+        self._cuda = device.type == "cuda"
+        if not self._cuda:
+            return
+        base = torch._C._CudaEventBase
+        self._record: Callable[[Any, Any], None] = base.record
+        self._elapsed_ms: Callable[[Any, Any], float] = base.elapsed_time
+        self._event_sync: Callable[[Any], None] = base.synchronize
+        self._device_sync: Callable[[], None] = torch._C._cuda_synchronize
+        self._zero: Callable[[torch.Tensor], Any] = torch._C.TensorBase.zero_
+        self._stream = torch.cuda.current_stream(device)
+        self._events = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+        self._flush = torch.empty(max(l2_flush_bytes, 1), dtype=torch.uint8, device=device)
+        self._reset_persisting_l2 = _persisting_l2_reset()
+
+    def time(self, run: Callable[[], Any]) -> TrialTiming:
+        """Runs ``run`` once under the clock and returns its time and result."""
+        if not self._cuda:
+            start = self._perf_counter()
+            outputs = run()
+            elapsed_us = (self._perf_counter() - start) * 1e6
+            return TrialTiming(elapsed_us, elapsed_us, outputs)
+        start, end, idle = self._events
+        self._reset_persisting_l2()
+        self._zero(self._flush)
+        self._device_sync()
+        self._record(start, self._stream)
+        outputs = run()
+        self._record(end, self._stream)
+        self._device_sync()
+        self._record(idle, self._stream)
+        self._event_sync(idle)
+        return TrialTiming(
+            self._elapsed_ms(start, end) * 1e3, self._elapsed_ms(start, idle) * 1e3, outputs
+        )
+
+
+def _persisting_l2_reset() -> Callable[[], None]:
+    """Returns a function that removes any persisting-L2 carve-out (driver API), so that a
+    candidate cannot keep its data in L2 across the flush."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return lambda: None
+    set_limit, reset = driver.cuCtxSetLimit, driver.cuCtxResetPersistingL2Cache
+
+    def reset_persisting_l2() -> None:
+        set_limit(_CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0))
+        reset()
+
+    return reset_persisting_l2

@@ -1,0 +1,309 @@
+"""A worker slot in the server: one judge process and one warm candidate process per device.
+
+The judge lives across evaluations (replaced after a crash, a timeout or a set number of
+jobs). A candidate process serves exactly one evaluation: the next one is started, sandboxed
+and warmed up while the current evaluation runs, so that every evaluation gets a fresh
+process without paying its start-up. The worker enforces the time limit by killing the
+candidate's whole sandbox, and explains a crashed candidate from its exit status and output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import os
+import shutil
+import signal
+import socket
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import prometheus_client
+
+from drkernel.config import SandboxSettings
+from drkernel.errors import InvalidArgument
+from drkernel.logs import get_logger
+from drkernel.v1 import common_pb2
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.feedback import feedback_text
+from services.sandbox.isolation import Launcher, ProcessSpec
+from services.sandbox.protocol import JUDGE_REPLY, Job, JobDone, JudgeReady, ProtocolError, Shutdown, receive, send
+from services.sandbox.reward import compute_reward
+
+log = get_logger(__name__)
+
+CANDIDATE_DEATHS = prometheus_client.Counter(
+    "drkernel_sandbox_candidate_deaths_total", "Candidate processes that died mid-evaluation.", ["device"]
+)
+JUDGE_RESTARTS = prometheus_client.Counter(
+    "drkernel_sandbox_judge_restarts_total", "Judge processes started after the first.", ["device"]
+)
+TIMEOUTS = prometheus_client.Counter(
+    "drkernel_sandbox_timeouts_total", "Evaluations stopped at their time limit.", ["device"]
+)
+
+_START_TIMEOUT_SECONDS = 300.0
+_JUDGE_GRACE_SECONDS = 15.0
+_OUTPUT_TAIL_BYTES = 4096
+
+
+class OutputTail:
+    """Drains a process's output continuously, keeping only the last bytes."""
+
+    def __init__(self, stream: asyncio.StreamReader | None, limit: int) -> None:
+        self._chunks = bytearray()
+        self._limit = limit
+        self.total = 0
+        self._task = asyncio.create_task(self._drain(stream)) if stream is not None else None
+
+    async def _drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            self.total += len(chunk)
+            self._chunks += chunk
+            del self._chunks[: max(0, len(self._chunks) - self._limit)]
+
+    async def text(self) -> str:
+        if self._task is not None:
+            await asyncio.wait({self._task}, timeout=2)
+        return self._chunks.decode(errors="replace")
+
+
+@dataclass
+class _Process:
+    """A confined process, our end of its socket, and its private directory."""
+
+    process: asyncio.subprocess.Process
+    sock: socket.socket
+    scratch: Path
+    output: OutputTail
+    started: float = field(default_factory=time.monotonic)
+
+    async def kill(self) -> int:
+        """Kills the process's whole session (its sandbox) and returns its exit status."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # its own session: bwrap and all inside
+        except ProcessLookupError:
+            pass
+        returncode = await self.process.wait()
+        self.sock.close()
+        return returncode
+
+
+def describe_exit(returncode: int, sandboxed: bool) -> str:
+    """How a process ended, in words (bubblewrap reports a signal as 128 + its number)."""
+    number = -returncode if returncode < 0 else returncode - 128 if sandboxed and returncode > 128 else 0
+    if number:
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"was killed by {name}"
+    return f"exited with status {returncode}"
+
+
+class Worker:
+    """One evaluation at a time on one device."""
+
+    _ids = itertools.count()
+
+    def __init__(self, slot: int, device: str, settings: SandboxSettings, launcher: Launcher, run_dir: Path) -> None:
+        self.slot = slot
+        self.device = device
+        self.id = device if device.startswith("cuda") else f"cpu:{slot}"
+        self.settings = settings
+        self.launcher = launcher
+        self.root = run_dir / self.id.replace(":", "-")
+        self.device_name = ""
+        self.busy = False
+        self.evaluations = 0
+        self._judge: _Process | None = None
+        self._judge_jobs = 0
+        self._judge_starts = 0
+        self._spare: asyncio.Task[_Process] | None = None
+        uid_base = settings.isolation.uid_base
+        self._candidate_uid = uid_base + 2 * slot
+        self._judge_uid = uid_base + 2 * slot + 1
+
+    # Processes ----------------------------------------------------------------------------
+
+    async def _spawn(self, module: str, args: tuple[str, ...], scratch: Path, uid: int, memory_limit: bool) -> _Process:
+        ours, theirs = socket.socketpair()
+        spec = ProcessSpec(
+            module=module, args=(*args, "--fd", str(theirs.fileno())), scratch=scratch,
+            device="cpu" if self.device == "cpu" else self.device, uid=uid,
+            pass_fds=(theirs.fileno(),), memory_limit=memory_limit,
+        )
+        argv, env, cwd = self.launcher.command(spec)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv, env=env, cwd=cwd, pass_fds=spec.pass_fds, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                preexec_fn=self.launcher.limits(spec), start_new_session=True,
+            )
+        finally:
+            theirs.close()
+        return _Process(process, ours, scratch, OutputTail(process.stdout, _OUTPUT_TAIL_BYTES))
+
+    async def _start_judge(self) -> _Process:
+        scratch = self.root / "judge"
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        (scratch / "settings.json").write_text(self.settings.model_dump_json())
+        device = "cuda" if self.device != "cpu" else "cpu"
+        judge = await self._spawn("services.sandbox.judge", ("--settings", "settings.json", "--device", device), scratch, self._judge_uid, memory_limit=False)
+        try:
+            ready, _ = await asyncio.wait_for(asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, 0), _START_TIMEOUT_SECONDS)
+        except (asyncio.TimeoutError, ProtocolError, OSError) as error:
+            await judge.kill()
+            raise RuntimeError(f"judge on {self.id} did not start: {error}; output: {await judge.output.text()}") from error
+        assert isinstance(ready, JudgeReady)
+        self.device_name = ready.device_name
+        if self._judge_starts:
+            JUDGE_RESTARTS.labels(self.id).inc()
+        self._judge_starts += 1
+        self._judge_jobs = 0
+        return judge
+
+    async def _spawn_candidate(self) -> _Process:
+        scratch = self.root / f"candidate-{next(self._ids)}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        args = ("--device", "cuda" if self.device != "cpu" else "cpu", "--l2-flush-bytes", str(self.settings.timing.l2_flush_bytes))
+        if self.launcher.seccomp:
+            args += ("--seccomp",)
+        return await self._spawn("services.sandbox.harness", args, scratch, self._candidate_uid, memory_limit=self.device == "cpu")
+
+    def _prepare_spare(self) -> None:
+        self._spare = asyncio.create_task(self._spawn_candidate())
+
+    async def start(self) -> None:
+        """Starts the judge and the first warm candidate."""
+        self._judge = await self._start_judge()
+        self._prepare_spare()
+
+    async def close(self) -> None:
+        """Stops every process of this slot."""
+        if self._spare is not None:
+            spare = await self._spare
+            await spare.kill()
+        if self._judge is not None:
+            try:
+                send(self._judge.sock, Shutdown())
+            except OSError:
+                pass
+            await self._judge.kill()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # Compiled-kernel cache -------------------------------------------------------------------
+
+    def _cache_dir(self, candidate_source: str) -> Path:
+        digest = hashlib.sha256(candidate_source.encode()).hexdigest()
+        return self.settings.work_dir / "triton-cache" / digest[:32]
+
+    def _restore_cache(self, candidate_source: str, candidate: _Process) -> None:
+        """Gives a new process the kernels compiled for the same source before: only an
+        identical candidate ever reads what a candidate wrote."""
+        saved = self._cache_dir(candidate_source)
+        if saved.is_dir():
+            shutil.copytree(saved, candidate.scratch / ".triton", dirs_exist_ok=True)
+
+    def _save_cache(self, candidate_source: str, candidate: _Process) -> None:
+        produced = candidate.scratch / ".triton"
+        saved = self._cache_dir(candidate_source)
+        if produced.is_dir() and not saved.exists():
+            shutil.copytree(produced, saved, symlinks=False, ignore_dangling_symlinks=True)
+
+    # Evaluation ---------------------------------------------------------------------------
+
+    async def evaluate(self, request: pb.EvaluateRequest, timeout_seconds: float) -> pb.EvaluateResponse:
+        """Judges one request within the time limit."""
+        self.busy = True
+        started = time.monotonic()
+        assert self._spare is not None
+        candidate = await self._spare
+        try:
+            if self._judge is None or self._judge.process.returncode is not None:
+                self._judge = await self._start_judge()
+            judge = self._judge
+            self._restore_cache(request.candidate_source, candidate)
+            await asyncio.to_thread(send, judge.sock, Job(), request.SerializeToString(), [candidate.sock.fileno()])
+            response = await self._await_judgement(judge, candidate, request, timeout_seconds)
+        finally:
+            self._prepare_spare()
+            await candidate.kill()
+            self._save_cache(request.candidate_source, candidate)
+            shutil.rmtree(candidate.scratch, ignore_errors=True)
+            self.busy = False
+        self.evaluations += 1
+        self._judge_jobs += 1
+        if self._judge is not None and self._judge_jobs >= self.settings.judge_max_evaluations:
+            await self._retire_judge()
+        response.evaluation_seconds = time.monotonic() - started
+        return response
+
+    async def _await_judgement(
+        self, judge: _Process, candidate: _Process, request: pb.EvaluateRequest, timeout_seconds: float
+    ) -> pb.EvaluateResponse:
+        max_reply = self.settings.max_output_bytes
+        reply: asyncio.Future[tuple[object, bytearray]] = asyncio.ensure_future(
+            asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, max_reply)
+        )
+        done, _ = await asyncio.wait({reply}, timeout=timeout_seconds)
+        timed_out = not done
+        if timed_out:
+            TIMEOUTS.labels(self.id).inc()
+            await candidate.kill()
+            done, _ = await asyncio.wait({reply}, timeout=_JUDGE_GRACE_SECONDS)
+        if not done or reply.exception() is not None:
+            await self._retire_judge()
+            await asyncio.wait({reply}, timeout=_JUDGE_GRACE_SECONDS)
+            response = pb.EvaluateResponse(request_id=request.request_id, device_name=self.device_name)
+            if not timed_out:
+                response.verdict = pb.VERDICT_RUNTIME_ERROR
+                response.error = "the judge process failed during this evaluation; it has been replaced"
+                log.error("judge failed", worker=self.id, output=await judge.output.text())
+        else:
+            message, payload = reply.result()
+            assert isinstance(message, JobDone)
+            if message.bad_task:
+                raise InvalidArgument(message.bad_task)
+            response = pb.EvaluateResponse.FromString(bytes(payload))
+            if message.candidate_lost and not timed_out:
+                await self._explain_death(candidate, response)
+        if timed_out:
+            response.verdict = pb.VERDICT_TIMEOUT
+            response.error = f"the evaluation exceeded its limit of {timeout_seconds:g} s and the candidate was killed"
+            del response.hack_reasons[:]
+        response.reward = compute_reward(response, self.settings.reward)
+        response.feedback = feedback_text(response)
+        return response
+
+    async def _explain_death(self, candidate: _Process, response: pb.EvaluateResponse) -> None:
+        CANDIDATE_DEATHS.labels(self.id).inc()
+        try:
+            returncode = await asyncio.wait_for(candidate.process.wait(), 5)
+        except asyncio.TimeoutError:
+            returncode = await candidate.kill()
+        output = (await candidate.output.text()).strip()
+        how = describe_exit(returncode, self.launcher.namespaces)
+        response.error = f"the candidate's process {how}" + (f"; its last output:\n{output[-2000:]}" if output else "")
+
+    async def _retire_judge(self) -> None:
+        if self._judge is not None:
+            await self._judge.kill()
+            self._judge = None
+
+    def info(self) -> pb.WorkerInfo:
+        return pb.WorkerInfo(
+            id=self.id, device=common_pb2.DEVICE_CPU if self.device == "cpu" else common_pb2.DEVICE_CUDA,
+            device_name=self.device_name, busy=self.busy, evaluations=self.evaluations,
+        )
+
+
+async def gather_quietly(*tasks: Awaitable[object]) -> None:
+    """Awaits tasks, logging instead of raising their failures (used at shutdown)."""
+    for result in await asyncio.gather(*tasks, return_exceptions=True):
+        if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+            log.warning("shutdown step failed", error=str(result))

@@ -1,0 +1,116 @@
+"""`drkernel generate` and `drkernel serve policy` as a user runs them, with the embedded
+default model (SmolLM2-135M-Instruct, converted from its GGUF into the session's cache)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drkernel.cli import main as cli_main
+
+ACCEPTANCE = ["generate", "--prompt", "def add(a, b):\\n", "--temperature", "0", "--json"]
+
+
+def environment(policy_cache: Path) -> dict[str, str]:
+    return {**os.environ, "DRKERNEL_POLICY__CACHE_DIR": str(policy_cache), "HF_HUB_OFFLINE": "1"}
+
+
+def drkernel(args: list[str], policy_cache: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "drkernel.cli", *args], env=environment(policy_cache),
+        capture_output=True, text=True, timeout=timeout, check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def local_greedy(default_model_dir: Path, policy_cache: Path) -> dict[str, Any]:
+    """The issue's acceptance command, run in a fresh process with the default model."""
+    done = drkernel(ACCEPTANCE, policy_cache)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_default_model_is_converted_once_into_an_ordinary_directory(default_model_dir: Path, policy_cache: Path) -> None:
+    from services.policy.default_model import ensure_default_model
+
+    names = {p.name for p in default_model_dir.iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json", "generation_config.json"} <= names
+    assert "quantization_config" not in json.loads((default_model_dir / "config.json").read_text())
+    started = time.perf_counter()
+    assert ensure_default_model(policy_cache) == default_model_dir
+    assert time.perf_counter() - started < 1  # cached: no second conversion
+    assert [p.name for p in default_model_dir.parent.iterdir()] == [default_model_dir.name]  # no staging left
+
+
+@pytest.mark.slow
+def test_greedy_generate_with_the_default_model_writes_python(local_greedy: dict[str, Any]) -> None:
+    [completion] = local_greedy["completions"]
+    assert set(completion) >= {"text", "token_ids", "logprobs", "finish_reason"}
+    assert len(completion["token_ids"]) == len(completion["logprobs"]) > 0
+    assert all(lp <= 0 for lp in completion["logprobs"])
+    assert completion["finish_reason"] == "FINISH_REASON_STOP"
+    blocks = re.findall(r"```(?:python)?\n(.*?)```", completion["text"], re.DOTALL)
+    assert blocks, completion["text"]
+    returns = [n for b in blocks for n in ast.walk(ast.parse(b)) if isinstance(n, ast.Return)]
+    assert returns and "return" in completion["text"]
+
+
+@pytest.mark.slow
+def test_served_greedy_equals_in_process_greedy(local_greedy: dict[str, Any], policy_cache: Path) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "drkernel.cli", "serve", "policy", "--port", "0", "--metrics-port", "0",
+         "--backend", "transformers"],
+        env=environment(policy_cache), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )
+    try:
+        port = None
+        deadline = time.monotonic() + 180
+        assert server.stderr is not None
+        while port is None and time.monotonic() < deadline:
+            line = server.stderr.readline()
+            if not line:
+                pytest.fail(f"the server exited with {server.wait()}")
+            if line.startswith("{") and json.loads(line).get("event") == "serving":
+                port = json.loads(line)["port"]
+        assert port is not None, "the server did not start in time"
+        done = drkernel([*ACCEPTANCE, "--server", f"127.0.0.1:{port}"], policy_cache)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["completions"] == local_greedy["completions"]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(60) == 0  # a graceful stop
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["generate", "--prompt", "x", "--model", "/nonexistent/model"], "not a Hugging Face model directory"),
+        (["generate", "--prompt", "x", "--server", "127.0.0.1:1", "--model", "m"], "--model is for local generation"),
+        (["generate", "--prompt", "x", "--n", "0"], "--n must be at least 1"),
+        (["generate", "--prompt", "x", "--max-tokens", "-3"], "--max-tokens must be at least 1"),
+    ],
+)
+def test_bad_input_ends_with_one_line_and_exit_code_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed here")
+def test_asking_for_vllm_without_it_is_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["serve", "policy", "--backend", "vllm"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the vllm backend needs vllm installed" in err
