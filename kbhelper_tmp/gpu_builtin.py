@@ -92,7 +92,7 @@ def timing(name, factor):
     rm = build(tm.Model, tm, 0).eval(); nm = build(sm.ModelNew, tm, 0).eval(); x = inputs(tm, 0)
     with torch.no_grad():
         ref = rm(*x); out = nm(*x); rel = compare(out, ref, torch.float32) if ref.is_floating_point() else compare(out, ref, None)
-        t_ref = do_bench(lambda: rm(*x), warmup=10, rep=40); t_new = do_bench(lambda: nm(*x), warmup=10, rep=40)
+        t_ref = min(do_bench(lambda: rm(*x), warmup=10, rep=100) for _ in range(3)); t_new = min(do_bench(lambda: nm(*x), warmup=10, rep=100) for _ in range(3))
     return dict(ref_us=t_ref * 1e3, new_us=t_new * 1e3, speedup=t_ref / t_new, rel=rel)
 
 if __name__ == "__main__":

@@ -80,10 +80,10 @@ async def generate_locally(settings: Any, request: Any) -> Any:
 
 def generate_remotely(address: str, request: Any) -> Any:
     from drkernel.channels import insecure_channel
-    from drkernel.v1 import policy_pb2_grpc
-    from services.policy.servicer import SERVICE_NAME
+    from drkernel.v1 import policy_pb2, policy_pb2_grpc
 
-    with insecure_channel(address, SERVICE_NAME) as channel:
+    service = policy_pb2.DESCRIPTOR.services_by_name["PolicyService"].full_name
+    with insecure_channel(address, service) as channel:
         return policy_pb2_grpc.PolicyServiceStub(channel).Generate(request)
 
 

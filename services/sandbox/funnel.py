@@ -196,7 +196,7 @@ class Evaluation:
 
     def _tiny_run(self) -> str:
         if self._first_failure is not None:
-            raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on tiny inputs in {_mode_name(True, False)}: {self._first_failure}")
+            self._fail_at_other_sizes(f"tiny inputs ({_describe_constants(dict(self.tiny_spec.constants))})", self._first_failure)
         assert self._first_run is not None
         where = f"{_mode_name(True, False)} on tiny inputs"
         self._check_run(self._first_run, where)
@@ -237,6 +237,8 @@ class Evaluation:
             try:
                 run = self.candidate.run(variant.candidate, self.settings.correctness.late_write_wait_seconds)
             except CandidateFailed as error:
+                if variant.kind == pb.INPUT_VARIANT_RESIZED and passed:
+                    raise _Stop(pb.VERDICT_INCORRECT, f"correct at the task's own sizes but fails at {variant.description}: {error}") from error
                 raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on inputs '{variant.description}': {error}") from error
             self._check_run(run, f"on inputs '{variant.description}'")
             message = self._record_check(variant.kind, variant.description, run.outputs, expected, variant.expected_dtypes)
@@ -329,6 +331,19 @@ class Evaluation:
         report.reference.CopyFrom(summarize(ref_us, self.settings.timing.trim_fraction))
         report.candidate.CopyFrom(summarize(cand_us, self.settings.timing.trim_fraction))
         return report.reference.median_us / report.candidate.median_us if report.candidate.median_us > 0 else 0.0
+
+    def _fail_at_other_sizes(self, where: str, failure: CandidateFailed) -> None:
+        """A failure on shrunken sizes is INCORRECT when the candidate is right at the task's
+        own sizes (a kernel that fits only one shape), else a RUNTIME_ERROR."""
+        original = self._spec()
+        try:
+            run = self.candidate.run(original, self.settings.correctness.late_write_wait_seconds)
+        except CandidateFailed:
+            raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
+        expected = self._reference_outputs(original)
+        if compare_outputs(run.outputs, expected, [t.dtype for t in expected], self._tolerance(expected[0].dtype)).passed:
+            raise _Stop(pb.VERDICT_INCORRECT, f"correct at the task's own sizes but fails on {where}: {failure}") from failure
+        raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
 
     def _reference_outputs(self, spec: RunSpec) -> list[torch.Tensor]:
         return self.reference.outputs(spec)

@@ -24,6 +24,7 @@ import torch
 from triton.compiler.errors import CompilationError
 
 from services.sandbox import seccomp_policy
+from services.sandbox.bounds import BoundsChecker
 from services.sandbox.gpu_compile import compile_requests
 from services.sandbox.integrity import IntegrityWatch
 from services.sandbox.launches import LaunchRecorder
@@ -95,6 +96,8 @@ class Harness:
         self.device = device
         self.scratch = scratch
         self.own_file = str(scratch / CANDIDATE_FILE)
+        self.bounds = BoundsChecker()
+        self.bounds.install()
         self.recorder = LaunchRecorder(self.own_file)
         self.recorder.install()
         self.clock = Clock(device, l2_flush_bytes)
@@ -106,7 +109,7 @@ class Harness:
         # functions; do it before the integrity baseline is taken.
         self._set_deterministic(True, warn_only=True)
         self._set_deterministic(False)
-        self.watch = IntegrityWatch(extra=self.recorder.current_patches)
+        self.watch = IntegrityWatch(extra=lambda: {**self.recorder.current_patches(), **self.bounds.current_patches()})
         self.module: Any = None
         self.runner: Any = None
 

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import glob
 import os
-import resource
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,24 +186,17 @@ class Launcher:
                 os.chown(path, spec.uid, spec.uid)
         program = [sys.executable, "-m", spec.module, *spec.args]
         if self.namespaces:
-            return [*self._bwrap_args(spec), *self._drop_privileges(spec), *program], None, spec.scratch
-        return [*self._drop_privileges(spec), *program], self.environment(spec, spec.scratch), spec.scratch
+            return [*self._limits(spec), *self._bwrap_args(spec), *self._drop_privileges(spec), *program], None, spec.scratch
+        return [*self._limits(spec), *self._drop_privileges(spec), *program], self.environment(spec, spec.scratch), spec.scratch
 
-    def limits(self, spec: ProcessSpec) -> Callable[[], None]:
-        """A preexec function that applies the resource limits in the child."""
+    def _limits(self, spec: ProcessSpec) -> list[str]:
+        """prlimit in front of the command: no Python runs between fork and exec (unsafe in a
+        threaded server), and the limits are inherited by everything inside."""
         settings = self.settings
-
-        def apply() -> None:
-            limits = {
-                resource.RLIMIT_CPU: settings.cpu_seconds,
-                resource.RLIMIT_NPROC: settings.max_processes,
-                resource.RLIMIT_NOFILE: settings.max_open_files,
-                resource.RLIMIT_FSIZE: settings.max_file_bytes,
-                resource.RLIMIT_CORE: 0,
-            }
-            if spec.memory_limit:
-                limits[resource.RLIMIT_AS] = settings.memory_bytes
-            for kind, value in limits.items():
-                resource.setrlimit(kind, (value, value))
-
-        return apply
+        limits = [
+            f"--cpu={settings.cpu_seconds}", f"--nproc={settings.max_processes}",
+            f"--nofile={settings.max_open_files}", f"--fsize={settings.max_file_bytes}", "--core=0",
+        ]
+        if spec.memory_limit:
+            limits.append(f"--as={settings.memory_bytes}")
+        return ["prlimit", *limits, "--"]

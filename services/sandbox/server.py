@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import grpc
 
-from drkernel.config import Settings
-from drkernel.serving import ServiceBinding, serve_until_signalled
+from drkernel.config import SandboxSettings, Settings
+from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.scheduler import Scheduler
@@ -62,13 +63,45 @@ def cuda_device_count() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+def binding(scheduler: Scheduler) -> ServiceBinding:
+    """The SandboxService servicer over ``scheduler``, ready to add to a server."""
+    servicer = SandboxServicer(scheduler)
+    return ServiceBinding(
+        pb.DESCRIPTOR.services_by_name["SandboxService"].full_name,
+        lambda server: sandbox_pb2_grpc.add_SandboxServiceServicer_to_server(servicer, server),
+    )
+
+
+@dataclass
+class RunningSandbox:
+    """A started sandbox server and its scheduler (for tests, the demo and embedding)."""
+
+    server: RunningServer
+    scheduler: Scheduler
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.server.port}"
+
+    async def stop(self) -> None:
+        await self.server.stop()
+        await self.scheduler.close()
+
+
+async def start_sandbox(settings: SandboxSettings) -> RunningSandbox:
+    """Starts workers and a server for them; returns once both are ready."""
+    scheduler = Scheduler(settings, cuda_device_count())
+    await scheduler.start()
+    try:
+        server = await start_server([binding(scheduler)], settings.server)
+    except BaseException:
+        await scheduler.close()
+        raise
+    return RunningSandbox(server, scheduler)
+
+
 async def serve(settings: Settings) -> None:
     """Runs the sandbox server until SIGTERM, then drains and stops its workers."""
     scheduler = Scheduler(settings.sandbox, cuda_device_count())
     await scheduler.start()
-    servicer = SandboxServicer(scheduler)
-    binding = ServiceBinding(
-        pb.DESCRIPTOR.services_by_name["SandboxService"].full_name,
-        lambda server: sandbox_pb2_grpc.add_SandboxServiceServicer_to_server(servicer, server),
-    )
-    await serve_until_signalled([binding], settings.sandbox.server, on_stopped=scheduler.close)
+    await serve_until_signalled([binding(scheduler)], settings.sandbox.server, on_stopped=scheduler.close)

@@ -140,8 +140,7 @@ class Worker:
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv, env=env, cwd=cwd, pass_fds=spec.pass_fds, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                preexec_fn=self.launcher.limits(spec), start_new_session=True,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
             )
         finally:
             theirs.close()

@@ -28,18 +28,20 @@ class LoopThread:
         self._thread.join(10)
 
 
-def build_tiny_model(directory: Path, tokenizer: Any, seed: int) -> Path:
+def build_tiny_model(
+    directory: Path, tokenizer: Any, seed: int, hidden_size: int = 64, heads: int = 4
+) -> Path:
     """A random 2-layer Qwen2 model with the default model's tokenizer, saved as a directory."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     config = Qwen2Config(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        num_attention_heads=heads,
+        num_key_value_heads=heads // 2,
         max_position_embeddings=1024,
         tie_word_embeddings=False,  # tied random weights make greedy decoding repeat the prompt
         bos_token_id=tokenizer.bos_token_id,

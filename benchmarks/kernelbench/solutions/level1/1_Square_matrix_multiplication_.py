@@ -1,15 +1,17 @@
 """Triton solution for KernelBench level1/1_Square_matrix_multiplication_ (C = A @ B, 4096 x 4096
 fp32).
 
-Plain TF32 tensor-core GEMMs are fast but truncate every operand to a 10-bit mantissa; on these
-all-positive inputs the error piles up (max |error| ~0.75 against fp64) and KernelBench's 1e-4
-check rejects it, while PyTorch's default fp32 path runs at the SIMT rate. So this is "3xTF32":
-one bandwidth-bound pass splits each operand into a TF32 high part (rounded to nearest) and its
-exact fp32 remainder, writing B transposed so that both GEMM operands are K-major (what Hopper's
-TF32 wgmma reads straight from shared memory); the GEMM then sums hi*hi + hi*lo + lo*hi with
-fp32 accumulation. The dropped lo*lo term is ~2^-22 relative, so the result is as accurate as an
-fp32 GEMM while running on the tensor cores. The GEMM uses 128 x 128 tiles, a pipelined K loop
-and grouped program order, so that concurrently running programs share panels in L2."""
+Plain TF32 tensor-core GEMMs are fast but drop every operand to a 10-bit mantissa (max |error|
+~0.75 against fp64 on these inputs: KernelBench's 1e-4 check rejects it), and PyTorch's default
+fp32 path runs at the SIMT rate. So this is "3xTF32": one bandwidth-bound pass splits each operand
+into a TF32 high part (rounded to nearest) and its exact fp32 remainder, writing B transposed so
+that both GEMM operands are K-major, which Hopper's TF32 wgmma reads straight from shared memory.
+Each K step then sums lo*hi + hi*lo + hi*hi into a fresh tensor-core accumulator and adds that
+partial to the running fp32 sum with an ordinary (round-to-nearest) add: chaining all K steps
+through the tensor-core accumulator instead was measured 50x less accurate. The dropped lo*lo
+term is ~2^-22 relative, so the result is as accurate as an fp32 GEMM (measured 5x closer to an
+fp64 reference than torch.matmul). 128 x 128 tiles, a pipelined K loop and grouped program order
+let concurrently running programs share panels in L2."""
 
 import torch
 import torch.nn as nn
@@ -62,9 +64,9 @@ def matmul_3xtf32_kernel(
         a_lo = tl.load(a_lo_ptr + a_off, mask=a_mask, other=0.0)
         b_hi = tl.load(bt_hi_ptr + b_off, mask=b_mask, other=0.0)
         b_lo = tl.load(bt_lo_ptr + b_off, mask=b_mask, other=0.0)
-        acc = tl.dot(a_lo, b_hi, acc, input_precision="tf32")
-        acc = tl.dot(a_hi, b_lo, acc, input_precision="tf32")
-        acc = tl.dot(a_hi, b_hi, acc, input_precision="tf32")
+        part = tl.dot(a_lo, b_hi, input_precision="tf32")
+        part = tl.dot(a_hi, b_lo, part, input_precision="tf32")
+        acc += tl.dot(a_hi, b_hi, part, input_precision="tf32")
         a_off += BLOCK_K
         b_off += BLOCK_K
     c_ptrs = c_ptr + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :] * stride_cn

@@ -27,6 +27,17 @@ def cumsum_kernel(x_ptr, out_ptr, n_lines, scan_size, inner, BLOCK_R: tl.constex
         carry += tl.sum(x, axis=0)
 
 
+def tile_shape(reduce_size: int, n_lines: int, inner: int) -> tuple[int, int]:
+    """(BLOCK_R, BLOCK_P), at most 4096 elements. The contiguous axis gets the long side of the
+    tile (the reduced axis when it is the last one, else the output positions), so that every
+    load is coalesced."""
+    if inner == 1:
+        block_r = min(triton.next_power_of_2(reduce_size), 4096)
+        return block_r, min(triton.next_power_of_2(n_lines), max(1, 4096 // block_r))
+    block_p = min(triton.next_power_of_2(n_lines), 256)
+    return min(triton.next_power_of_2(reduce_size), max(1, 4096 // block_p)), block_p
+
+
 class ModelNew(nn.Module):
     def __init__(self, dim: int):
         super().__init__()
@@ -38,8 +49,7 @@ class ModelNew(nn.Module):
         outer, scan_size, inner = math.prod(x.shape[:dim]), x.shape[dim], math.prod(x.shape[dim + 1 :])
         out = torch.empty_like(x)
         n_lines = outer * inner
-        block_r = min(triton.next_power_of_2(scan_size), 4096)
-        block_p = min(triton.next_power_of_2(n_lines), max(1, 2048 // block_r))
+        block_r, block_p = tile_shape(scan_size, n_lines, inner)
         grid = (triton.cdiv(n_lines, block_p),)
         cumsum_kernel[grid](x, out, n_lines, scan_size, inner, BLOCK_R=block_r, BLOCK_P=block_p,
             num_warps=8 if block_r * block_p >= 4096 else 4)

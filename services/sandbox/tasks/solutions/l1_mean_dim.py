@@ -26,6 +26,17 @@ def mean_dim_kernel(x_ptr, out_ptr, n_out, reduce_size, inner, BLOCK_R: tl.const
     tl.store(out_ptr + p, mean.to(out_ptr.dtype.element_ty), mask=p_mask)
 
 
+def tile_shape(reduce_size: int, n_lines: int, inner: int) -> tuple[int, int]:
+    """(BLOCK_R, BLOCK_P), at most 4096 elements. The contiguous axis gets the long side of the
+    tile (the reduced axis when it is the last one, else the output positions), so that every
+    load is coalesced."""
+    if inner == 1:
+        block_r = min(triton.next_power_of_2(reduce_size), 4096)
+        return block_r, min(triton.next_power_of_2(n_lines), max(1, 4096 // block_r))
+    block_p = min(triton.next_power_of_2(n_lines), 256)
+    return min(triton.next_power_of_2(reduce_size), max(1, 4096 // block_p)), block_p
+
+
 class ModelNew(nn.Module):
     def __init__(self, dim: int):
         super().__init__()
@@ -37,8 +48,7 @@ class ModelNew(nn.Module):
         outer, reduce_size, inner = math.prod(x.shape[:dim]), x.shape[dim], math.prod(x.shape[dim + 1 :])
         out = torch.empty(x.shape[:dim] + x.shape[dim + 1 :], dtype=x.dtype, device=x.device)
         n_out = outer * inner
-        block_r = min(triton.next_power_of_2(reduce_size), 1024)
-        block_p = min(triton.next_power_of_2(n_out), max(1, 4096 // block_r))
+        block_r, block_p = tile_shape(reduce_size, n_out, inner)
         grid = (triton.cdiv(n_out, block_p),)
         mean_dim_kernel[grid](x, out, n_out, reduce_size, inner, BLOCK_R=block_r, BLOCK_P=block_p, num_warps=4)
         return out

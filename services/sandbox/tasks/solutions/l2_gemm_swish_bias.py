@@ -36,11 +36,17 @@ def gemm_swish_bias_kernel(
 
 
 def tile_sizes(M: int, N: int, K: int, batch: int = 1) -> tuple[int, int, int, int]:
-    """(BLOCK_M, BLOCK_N, BLOCK_K, num_warps): 128 x 128 tiles for large problems, halved (not below
-    32) while the grid would leave most of an H100's 132 SMs idle; never below 16, as tl.dot needs."""
+    """(BLOCK_M, BLOCK_N, BLOCK_K, num_warps): 128 x 128 tiles, halved (not below 32) while the grid
+    would leave most of an H100's 132 SMs idle and each program still has over 2^20 multiply-adds
+    (smaller problems are launch-bound, and every extra program costs the CPU interpreter);
+    never below 16, as tl.dot needs."""
     block_m = min(128, max(16, triton.next_power_of_2(M)))
     block_n = min(128, max(16, triton.next_power_of_2(N)))
-    while batch * triton.cdiv(M, block_m) * triton.cdiv(N, block_n) < 128 and max(block_m, block_n) > 32:
+
+    def programs() -> int:
+        return batch * triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+
+    while programs() < 128 and batch * M * N * K > programs() << 20 and max(block_m, block_n) > 32:
         if block_m >= block_n:
             block_m //= 2
         else:

@@ -1,0 +1,136 @@
+"""Bounds checking for kernels run by Triton's CPU interpreter.
+
+On a GPU an out-of-bounds access is an illegal-address fault or silent corruption; in the
+interpreter it is a raw pointer into the process's heap, which crashes the process or
+corrupts it. Every load and store (and atomic) of an interpreted launch is therefore checked
+against the memory of the tensors passed to that launch: an access outside all of them
+raises a readable error instead, so that a kernel that only fits the task's own shape is
+reported as what it is.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import torch
+
+_active = threading.local()
+
+
+class OutOfBoundsAccess(IndexError):
+    """A kernel touched memory outside every tensor it was given."""
+
+
+def _ranges(args: Iterable[Any]) -> list[tuple[str, int, int]]:
+    ranges = []
+    for name, value in args:
+        if isinstance(value, torch.Tensor):
+            storage = value.untyped_storage()
+            ranges.append((name, storage.data_ptr(), storage.data_ptr() + storage.nbytes()))
+    return ranges
+
+
+def _check(kind: str, ptrs: Any, mask: Any) -> None:
+    state = getattr(_active, "launch", None)
+    if state is None:
+        return
+    kernel, ranges = state
+    addresses = np.asarray(ptrs.data, dtype=np.uint64)
+    active = addresses if mask is None else addresses[np.asarray(mask.data, dtype=bool)]
+    if active.size == 0:
+        return
+    itemsize = np.dtype(_element_np_dtype(ptrs)).itemsize
+    inside = np.zeros(active.shape, dtype=bool)
+    for _, low, high in ranges:
+        inside |= (active >= low) & (active + itemsize <= high)
+    if inside.all():
+        return
+    outside = active[~inside]
+    first = int(outside[0])
+    nearest = min(ranges, key=lambda r: min(abs(first - r[1]), abs(first - r[2])), default=None)
+    where = ""
+    if nearest is not None:
+        name, low, high = nearest
+        if first >= high:
+            where = f"; the first is {first - high} bytes past the end of `{name}`" if first > high else f"; the first is just past the end of `{name}`"
+        else:
+            where = f"; the first is {low - first} bytes before the start of `{name}`"
+    raise OutOfBoundsAccess(
+        f"out-of-bounds {kind} in kernel `{kernel}`: {outside.size} of {active.size} active lanes "
+        f"address memory outside every tensor argument{where} (a missing or wrong mask?)"
+    )
+
+
+def _element_np_dtype(ptrs: Any) -> Any:
+    from triton.runtime.interpreter import _get_np_dtype
+
+    return _get_np_dtype(ptrs.get_element_ty())
+
+
+class BoundsChecker:
+    """Installs the checks on the interpreter's memory operations."""
+
+    def __init__(self) -> None:
+        self.patched: dict[str, Callable[..., Any]] = {}
+
+    def begin(self, kernel: str, named_args: Iterable[tuple[str, Any]]) -> None:
+        """Declares the tensors of the launch about to run on this thread."""
+        _active.launch = (kernel, _ranges(named_args))
+
+    def end(self) -> None:
+        _active.launch = None
+
+    def install(self) -> None:
+        """Patches the interpreter; install before the launch recorder wraps the same entry."""
+        from triton.runtime import interpreter
+
+        original_call = interpreter.GridExecutor.__call__
+        checker = self
+
+        def grid_call(executor: Any, *args: Any, **kwargs: Any) -> Any:
+            checker.begin(executor.fn.__name__, [*zip(executor.arg_names, args), *kwargs.items()])
+            try:
+                return original_call(executor, *args, **kwargs)
+            finally:
+                checker.end()
+
+        interpreter.GridExecutor.__call__ = grid_call  # type: ignore[method-assign]
+        builder = interpreter.interpreter_builder
+        load, store = builder.create_masked_load, builder.create_masked_store
+        cas, rmw = builder.create_atomic_cas, builder.create_atomic_rmw
+
+        def checked_load(ptrs: Any, mask: Any, other: Any, cache_policy: Any, is_volatile: Any) -> Any:
+            _check("load", ptrs, mask)
+            return load(ptrs, mask, other, cache_policy, is_volatile)
+
+        def checked_store(ptrs: Any, value: Any, mask: Any, cache_policy: Any) -> Any:
+            _check("store", ptrs, mask)
+            return store(ptrs, value, mask, cache_policy)
+
+        def checked_cas(ptr: Any, cmp: Any, val: Any, sem: Any, scope: Any) -> Any:
+            _check("atomic", ptr, None)
+            return cas(ptr, cmp, val, sem, scope)
+
+        def checked_rmw(op: Any, ptr: Any, val: Any, mask: Any, sem: Any, scope: Any) -> Any:
+            _check("atomic", ptr, mask)
+            return rmw(op, ptr, val, mask, sem, scope)
+
+        builder.create_masked_load = checked_load
+        builder.create_masked_store = checked_store
+        builder.create_atomic_cas = checked_cas
+        builder.create_atomic_rmw = checked_rmw
+        self.patched = {
+            "interpreter_builder.create_masked_load": checked_load,
+            "interpreter_builder.create_masked_store": checked_store,
+            "interpreter_builder.create_atomic_cas": checked_cas,
+            "interpreter_builder.create_atomic_rmw": checked_rmw,
+        }
+
+    def current_patches(self) -> dict[str, Any]:
+        from triton.runtime import interpreter
+
+        builder = interpreter.interpreter_builder
+        return {name: getattr(builder, name.split(".", 1)[1]) for name in self.patched}

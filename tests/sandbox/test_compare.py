@@ -1,0 +1,86 @@
+"""Output comparison on hand-made cases."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from drkernel.config import Tolerance
+from services.sandbox.compare import compare_outputs
+
+FP32 = Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=1e-3)
+
+
+def compare(got, want, tolerance=FP32, dtypes=None):
+    return compare_outputs(got, want, dtypes or [t.dtype for t in want], tolerance)
+
+
+def test_identical_outputs_pass_with_zero_error():
+    x = torch.randn(64, 32)
+    result = compare([x.clone()], [x])
+    assert result.passed and result.max_abs_error == 0 and result.rel_l2_error == 0
+
+
+def test_errors_are_computed_as_defined():
+    want = torch.tensor([1.0, 2.0, 4.0, 0.0])
+    got = torch.tensor([1.001, 2.0, 4.0, 0.0])
+    result = compare([got], [want])
+    assert result.passed
+    assert math.isclose(result.max_abs_error, 0.001, rel_tol=1e-3)
+    assert math.isclose(result.max_rel_error, 0.001, rel_tol=1e-3)
+    # ||(0.001, 0, 0, 0)|| / ||(1, 2, 4, 0)|| = 0.001 / sqrt(21)
+    assert math.isclose(result.rel_l2_error, 0.001 / math.sqrt(21), rel_tol=1e-3)
+
+
+def test_one_element_beyond_tolerance_fails_and_is_located():
+    want = torch.zeros(4, 5)
+    got = want.clone()
+    got[2, 3] = 0.5
+    result = compare([got], [want])
+    assert not result.passed
+    assert "1 of 20 elements" in result.message and "(2, 3)" in result.message
+
+
+def test_precision_downgrade_within_elementwise_tolerance_fails_on_relative_l2():
+    torch.manual_seed(0)
+    want = torch.randn(4096)
+    assert compare([want.half().float()], [want]).passed  # fp16 rounding ~3e-4
+    result = compare([want.bfloat16().float()], [want])  # bf16 rounding ~2e-3
+    assert not result.passed and "relative L2" in result.message
+
+
+def test_nan_never_passes_where_the_reference_is_finite():
+    want = torch.ones(8)
+    got = want.clone()
+    got[0] = float("nan")
+    result = compare([got], [want])
+    assert not result.passed and "NaN/Inf" in result.message
+
+
+def test_nonfinite_reference_values_must_be_matched():
+    want = torch.tensor([float("-inf"), 1.0, float("nan")])
+    assert compare([want.clone()], [want]).passed
+    assert not compare([torch.tensor([0.0, 1.0, float("nan")])], [want]).passed
+
+
+def test_shape_dtype_and_count_mismatches():
+    want = torch.zeros(3, 4)
+    assert "shape (4, 3)" in compare([torch.zeros(4, 3)], [want]).message
+    assert "dtype torch.float64" in compare([torch.zeros(3, 4, dtype=torch.float64)], [want]).message
+    assert "2 output(s), expected 1" in compare([want, want], [want]).message
+
+
+def test_integer_outputs_must_match_exactly():
+    want = torch.tensor([1, 2, 3])
+    assert compare([want.clone()], [want]).passed
+    result = compare([torch.tensor([1, 2, 4])], [want])
+    assert not result.passed and "exact match" in result.message
+
+
+def test_expected_dtype_overrides_the_reference_dtype():
+    want = torch.randn(16)
+    got = want.to(torch.float16)
+    bf16 = Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=5e-3)
+    assert compare([got], [want], bf16, [torch.float16]).passed
+    assert not compare([got], [want], bf16, [torch.bfloat16]).passed
