@@ -110,7 +110,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         message, code = _describe(error)
         print(f"drkernel: {message}", file=sys.stderr)
         return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

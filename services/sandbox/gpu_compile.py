@@ -8,9 +8,10 @@ GPU is a compile error on CPU too.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,51 @@ from services.sandbox.protocol import KernelCompile
 
 TARGET = GPUTarget("cuda", 90, 32)
 _MODULE_NAME = "candidate_for_compile"
+
+
+class LanguageSnapshot:
+    """``triton.language`` as it was before any interpreted launch, restorable for compiling.
+
+    Two things stand in the compiler's way in a process that runs the interpreter. The
+    interpreter swaps the language's builtins for NumPy versions while a kernel runs, and a
+    call from one kernel into another @triton.jit function never swaps them back (Triton
+    3.9). And the library's own @triton.jit functions (tl.sum, tl.max, tl.cumsum, ...) were
+    built as interpreter functions. ``compiling()`` restores the builtins and stands
+    compilable twins in for the library functions, then puts the interpreter's back.
+    """
+
+    def __init__(self) -> None:
+        import triton.language as tl
+
+        self._owners: list[Any] = [tl, tl.core, tl.math, tl.standard, tl.core.tensor, tl.core.dtype, tl.core.condition]
+        self._saved = [dict(vars(owner)) for owner in self._owners]
+
+    def _apply(self, states: list[dict[str, Any]]) -> None:
+        for owner, state in zip(self._owners, states):
+            current = vars(owner)
+            for name in [n for n in current if n not in state]:
+                delattr(owner, name)
+            for name, value in state.items():
+                if current.get(name, _ABSENT) is not value:
+                    setattr(owner, name, value)
+
+    @contextlib.contextmanager
+    def compiling(self) -> Iterator[None]:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        interpreting = [dict(vars(owner)) for owner in self._owners]
+        self._apply(self._saved)
+        for owner in self._owners[:4]:
+            for name, value in list(vars(owner).items()):
+                if isinstance(value, InterpretedFunction):
+                    setattr(owner, name, JITFunction(value.fn))
+        try:
+            yield
+        finally:
+            self._apply(interpreting)
+
+
+_ABSENT = object()
 
 
 def _compile_module(path: Path) -> Any:
@@ -49,9 +95,14 @@ def _jit_function(module: Any, name: str) -> JITFunction | None:
     return value
 
 
-def compile_requests(path: Path, requests: Iterable[CompileRequest]) -> list[KernelCompile]:
+def compile_requests(path: Path, requests: Iterable[CompileRequest], language: LanguageSnapshot) -> list[KernelCompile]:
     """Compiles each request for sm_90; a kernel not found at module level is reported as
     unchecked, not failed."""
+    with language.compiling():
+        return _compile_all(path, requests)
+
+
+def _compile_all(path: Path, requests: Iterable[CompileRequest]) -> list[KernelCompile]:
     module = _compile_module(path)
     outcomes = []
     for request in requests:

@@ -25,7 +25,7 @@ from triton.compiler.errors import CompilationError
 
 from services.sandbox import seccomp_policy
 from services.sandbox.bounds import BoundsChecker
-from services.sandbox.gpu_compile import compile_requests
+from services.sandbox.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.integrity import IntegrityWatch
 from services.sandbox.launches import LaunchRecorder
 from services.sandbox.protocol import (
@@ -96,6 +96,7 @@ class Harness:
         self.device = device
         self.scratch = scratch
         self.own_file = str(scratch / CANDIDATE_FILE)
+        self.language = LanguageSnapshot()
         self.bounds = BoundsChecker()
         self.bounds.install()
         self.recorder = LaunchRecorder(self.own_file)
@@ -195,7 +196,8 @@ class Harness:
         self._device_sync()
 
     def compile_check(self, _command: Any) -> Any:
-        return CompileResult(kernels=compile_requests(Path(self.own_file), self.recorder.compile_requests.values())), b""
+        requests = self.recorder.compile_requests.values()
+        return CompileResult(kernels=compile_requests(Path(self.own_file), requests, self.language)), b""
 
     def time_trial(self, command: Any) -> Any:
         spec = command.spec.to_run_spec()

@@ -206,7 +206,11 @@ class Worker:
         identical candidate ever reads what a candidate wrote."""
         saved = self._cache_dir(candidate_source)
         if saved.is_dir():
-            shutil.copytree(saved, candidate.scratch / ".triton", dirs_exist_ok=True)
+            target = candidate.scratch / ".triton"
+            shutil.copytree(saved, target, dirs_exist_ok=True)
+            if self.launcher.is_root:
+                for path in [target, *target.rglob("*")]:
+                    os.chown(path, self._candidate_uid, self._candidate_uid, follow_symlinks=False)
 
     def _save_cache(self, candidate_source: str, candidate: _Process) -> None:
         produced = candidate.scratch / ".triton"

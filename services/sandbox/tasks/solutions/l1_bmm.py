@@ -1,10 +1,24 @@
 """Triton solution for l1_bmm: a tiled tl.dot GEMM per batch entry (grid axis 1 is the batch),
-fp32 accumulation and masked edges."""
+fp32 accumulation and masked edges. fp32 operands use 3xTF32 (tf32x3): plain TF32 truncates
+operands to 10 mantissa bits, ~1e-3 relative error, which is the sandbox's limit. B is first
+transposed by a small kernel: Hopper's TF32 tensor-core instructions read only K-major operands
+from shared memory, and on a row-major B the GEMM runs about 2x slower."""
 
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+
+
+@triton.jit
+def transpose_kernel(src_ptr, dst_ptr, R, C, stride_sb, stride_sr, stride_sc, BLOCK: tl.constexpr):
+    """dst[b] = src[b]^T for the batch entry b = program_id(2); dst is contiguous (batch, C, R)."""
+    batch = tl.program_id(2).to(tl.int64)
+    r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = (r[:, None] < R) & (c[None, :] < C)
+    x = tl.load(src_ptr + batch * stride_sb + r[:, None] * stride_sr + c[None, :] * stride_sc, mask=mask)
+    tl.store(dst_ptr + batch * R * C + c[None, :] * R + r[:, None], x, mask=mask)
 
 
 @triton.jit
@@ -62,12 +76,16 @@ class ModelNew(nn.Module):
     def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
         batch, M, K = A.shape
         N = B.shape[2]
+        bt = torch.empty((batch, N, K), dtype=B.dtype, device=B.device)
+        transpose_kernel[(triton.cdiv(K, 64), triton.cdiv(N, 64), batch)](
+            B, bt, K, N, B.stride(0), B.stride(1), B.stride(2), BLOCK=64, num_warps=4
+        )
         C = torch.empty((batch, M, N), dtype=A.dtype, device=A.device)
         block_m, block_n, block_k, num_warps = tile_sizes(M, N, K, batch)
         grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n), batch)
         bmm_kernel[grid](
-            A, B, C, M, N, K,
-            A.stride(0), A.stride(1), A.stride(2), B.stride(0), B.stride(1), B.stride(2),
+            A, bt, C, M, N, K,
+            A.stride(0), A.stride(1), A.stride(2), bt.stride(0), bt.stride(2), bt.stride(1),
             C.stride(0), C.stride(1), C.stride(2),
             BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
             PRECISION="tf32x3" if A.dtype == torch.float32 else "tf32", num_warps=num_warps, num_stages=3,

@@ -8,7 +8,9 @@ import triton.language as tl
 
 
 @triton.jit
-def matvec_kernel(a_ptr, b_ptr, c_ptr, M, K, stride_am, stride_ak, stride_bk, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+def matvec_kernel(
+    a_ptr, b_ptr, c_ptr, M, K, stride_am, stride_ak, stride_bk, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr
+):
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = rows < M
     acc = tl.zeros([BLOCK_M, BLOCK_K], dtype=tl.float32)

@@ -11,7 +11,8 @@ def relu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < n_elements
     x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-    tl.store(out_ptr + offsets, tl.maximum(x, 0.0).to(out_ptr.dtype.element_ty), mask=mask)
+    # where(x < 0, 0, x) rather than max(x, 0): NaN stays NaN, as in torch.relu.
+    tl.store(out_ptr + offsets, tl.where(x < 0.0, 0.0, x).to(out_ptr.dtype.element_ty), mask=mask)
 
 
 class ModelNew(nn.Module):

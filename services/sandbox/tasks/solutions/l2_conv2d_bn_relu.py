@@ -1,7 +1,9 @@
 """Triton solution for l2_conv2d_bn_relu: the convolution as an implicit GEMM (rows are output
 pixels, columns output channels, reduction over in_channels * kh * kw, A tiles gathered from the
 input with zero padding through the load mask) whose epilogue adds the conv bias, applies the
-batch norm computed from the stored statistics and the ReLU: one kernel, one write."""
+batch norm computed from the stored statistics and the ReLU: one kernel, one write. fp32
+operands use 3xTF32 (tf32x3): plain TF32 truncates operands to 10 mantissa bits, ~1e-3 relative
+error, which is the sandbox's limit."""
 
 import torch
 import torch.nn as nn
@@ -40,7 +42,8 @@ def conv2d_bn_relu_kernel(
         iw = iw0[:, None] + kw[None, :] * dil_w
         a_mask = m_mask[:, None] & k_mask[None, :] & (ih >= 0) & (ih < height) & (iw >= 0) & (iw < width)
         a = tl.load(x_ptr + x_base[:, None] + (ci[None, :] * height + ih) * width + iw, mask=a_mask, other=0.0)
-        w = tl.load(w_ptr + offs_n[None, :] * k_total + offs_k[:, None], mask=k_mask[:, None] & n_mask[None, :], other=0.0)
+        w_mask = k_mask[:, None] & n_mask[None, :]
+        w = tl.load(w_ptr + offs_n[None, :] * k_total + offs_k[:, None], mask=w_mask, other=0.0)
         acc = tl.dot(a, w, acc, input_precision=PRECISION)
     conv_b = tl.load(conv_b_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
     mean = tl.load(mean_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
@@ -75,8 +78,11 @@ class ModelNew(nn.Module):
         out_w = (width + 2 * pad_w - dil_w * (kw - 1) - 1) // stride_w + 1
         out = torch.empty((batch, c_out, out_h, out_w), dtype=x.dtype, device=x.device)
         n_pixels = batch * out_h * out_w
-        block_n = min(64, max(16, triton.next_power_of_2(c_out)))
+        # Few output channels: tall tiles keep the grid (and the CPU interpreter's work) small;
+        # many: 128 x 128 tiles with 8 warps (the best of a sweep at 32x64x64x64 -> 128 channels).
+        block_n = min(128, max(16, triton.next_power_of_2(c_out)))
         block_m = min(256 if block_n <= 32 else 128, max(16, triton.next_power_of_2(n_pixels)))
+        num_warps, num_stages = (8, 3) if block_m * block_n >= 128 * 128 else (4, 2)
         block_k = min(32, max(16, triton.next_power_of_2(c_in * kh * kw)))
         grid = (triton.cdiv(n_pixels, block_m), triton.cdiv(c_out, block_n))
         conv2d_bn_relu_kernel[grid](
@@ -84,6 +90,7 @@ class ModelNew(nn.Module):
             n_pixels, c_in, height, width, c_out, out_h, out_w,
             stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, float(self.eps),
             KH=kh, KW=kw, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
-            PRECISION="tf32x3" if x.dtype == torch.float32 else "tf32", num_warps=4, num_stages=2,
+            PRECISION="tf32x3" if x.dtype == torch.float32 else "tf32",
+            num_warps=num_warps, num_stages=num_stages,
         )
         return out

@@ -1,5 +1,7 @@
 """Triton solution for l2_gemm_bias_relu: x @ W^T as a tiled tl.dot GEMM (W read in place through
-its strides) with the bias add and ReLU applied to the fp32 accumulator before the single store."""
+its strides) with the bias add and ReLU applied to the fp32 accumulator before the single store.
+fp32 operands use 3xTF32 (tf32x3): plain TF32 truncates operands to 10 mantissa bits, ~1e-3
+relative error, which is the sandbox's limit."""
 
 import torch
 import torch.nn as nn

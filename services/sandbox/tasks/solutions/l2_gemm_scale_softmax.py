@@ -63,7 +63,8 @@ def softmax_finish_kernel(
         mask = row_mask[:, None] & (cols[None, :] < N)
         logits = tl.load(logits_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0)
         y = tl.exp2(logits - row_max[:, None]) * inv_sum[:, None]
-        tl.store(out_ptr + rows[:, None] * stride_om + cols[None, :] * stride_on, y.to(out_ptr.dtype.element_ty), mask=mask)
+        out_ptrs = out_ptr + rows[:, None] * stride_om + cols[None, :] * stride_on
+        tl.store(out_ptrs, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
 def tile_sizes(M: int, N: int, K: int) -> tuple[int, int, int, int]:

@@ -1,7 +1,9 @@
 """Triton solution for l2_gemm_sigmoid_rowsum. The GEMM kernel applies bias and sigmoid to each
 fp32 accumulator tile and reduces it to one partial row sum per (row, column tile), so the
 (batch, hidden) activation never reaches memory and every column tile still runs in parallel; a
-second small kernel adds the partials of each row in a fixed order (deterministic, no atomics)."""
+second small kernel adds the partials of each row in a fixed order (deterministic, no atomics).
+fp32 operands use 3xTF32 (tf32x3): plain TF32 truncates operands to 10 mantissa bits, ~1e-3
+relative error, which is the sandbox's limit."""
 
 import torch
 import torch.nn as nn
