@@ -96,7 +96,7 @@ class Harness:
         self.device = device
         self.scratch = scratch
         self.own_file = str(scratch / CANDIDATE_FILE)
-        self.language = LanguageSnapshot()
+        self.language = LanguageSnapshot() if device.type == "cpu" else None
         self.bounds = BoundsChecker()
         self.bounds.install()
         self.recorder = LaunchRecorder(self.own_file)
@@ -197,6 +197,7 @@ class Harness:
 
     def compile_check(self, _command: Any) -> Any:
         requests = self.recorder.compile_requests.values()
+        assert self.language is not None, "compile checks run on CPU only"
         return CompileResult(kernels=compile_requests(Path(self.own_file), requests, self.language)), b""
 
     def time_trial(self, command: Any) -> Any:
@@ -251,10 +252,10 @@ def main(argv: list[str] | None = None) -> None:
     sock = socket.socket(fileno=args.fd)
     device = torch.device(args.device)
     if device.type == "cuda":
+        device = torch.device("cuda", 0)  # the sandbox sees only its own GPU
         torch.cuda.init()
         torch.cuda.set_device(device)
         device_name = torch.cuda.get_device_name(device)
-        device = torch.device("cuda", torch.cuda.current_device())
     else:
         device_name = "cpu"
     harness = Harness(sock, device, Path.cwd(), args.l2_flush_bytes)

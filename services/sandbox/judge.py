@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> None:
     control = socket.socket(fileno=args.fd)
     device = torch.device(args.device)
     if device.type == "cuda":
+        device = torch.device("cuda", 0)  # the sandbox sees only its own GPU
         torch.cuda.init()
+        torch.cuda.set_device(device)
         device_name = torch.cuda.get_device_name(device)
     else:
         torch.set_num_threads(1)

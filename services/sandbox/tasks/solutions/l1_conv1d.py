@@ -11,6 +11,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def conv1d_kernel(
     x_ptr, w_ptr, b_ptr, out_ptr,
@@ -61,11 +72,11 @@ class ModelNew(nn.Module):
         n_positions = batch * out_len
         # Few output channels: tall tiles keep the grid (and the CPU interpreter's work) small;
         # many: 128 x 128 tiles with 8 warps (the best of a sweep at 32x64x64x64 -> 128 channels).
-        block_n = min(128, max(16, triton.next_power_of_2(c_out)))
-        block_m = min(256 if block_n <= 32 else 128, max(16, triton.next_power_of_2(n_positions)))
+        block_n = min(128, max(16, next_pow2(c_out)))
+        block_m = min(256 if block_n <= 32 else 128, max(16, next_pow2(n_positions)))
         num_warps, num_stages = (8, 3) if block_m * block_n >= 128 * 128 else (4, 2)
-        block_k = min(32, max(16, triton.next_power_of_2(c_in * kw)))
-        grid = (triton.cdiv(n_positions, block_m), triton.cdiv(c_out, block_n))
+        block_k = min(32, max(16, next_pow2(c_in * kw)))
+        grid = (cdiv(n_positions, block_m), cdiv(c_out, block_n))
         conv1d_kernel[grid](
             x, w, conv.bias, out, n_positions, c_in, length, c_out, out_len, stride, pad, dil,
             KW=kw, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,

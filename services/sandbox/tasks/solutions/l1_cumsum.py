@@ -10,6 +10,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def cumsum_kernel(x_ptr, out_ptr, n_lines, scan_size, inner, BLOCK_R: tl.constexpr, BLOCK_P: tl.constexpr):
     p = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)
@@ -32,10 +43,10 @@ def tile_shape(reduce_size: int, n_lines: int, inner: int) -> tuple[int, int]:
     tile (the reduced axis when it is the last one, else the output positions), so that every
     load is coalesced."""
     if inner == 1:
-        block_r = min(triton.next_power_of_2(reduce_size), 4096)
-        return block_r, min(triton.next_power_of_2(n_lines), max(1, 4096 // block_r))
-    block_p = min(triton.next_power_of_2(n_lines), 256)
-    return min(triton.next_power_of_2(reduce_size), max(1, 4096 // block_p)), block_p
+        block_r = min(next_pow2(reduce_size), 4096)
+        return block_r, min(next_pow2(n_lines), max(1, 4096 // block_r))
+    block_p = min(next_pow2(n_lines), 256)
+    return min(next_pow2(reduce_size), max(1, 4096 // block_p)), block_p
 
 
 class ModelNew(nn.Module):
@@ -50,7 +61,7 @@ class ModelNew(nn.Module):
         out = torch.empty_like(x)
         n_lines = outer * inner
         block_r, block_p = tile_shape(scan_size, n_lines, inner)
-        grid = (triton.cdiv(n_lines, block_p),)
+        grid = (cdiv(n_lines, block_p),)
         cumsum_kernel[grid](x, out, n_lines, scan_size, inner, BLOCK_R=block_r, BLOCK_P=block_p,
             num_warps=8 if block_r * block_p >= 4096 else 4)
         return out

@@ -12,6 +12,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def groupnorm_stats_kernel(
     x_ptr, mean_ptr, m2_ptr, n_rows, row_len, n_chunks, BLOCK_M: tl.constexpr, BLOCK_L: tl.constexpr
@@ -75,18 +86,18 @@ class ModelNew(nn.Module):
         spatial = math.prod(x.shape[2:])
         n_rows = x.shape[0] * groups
         row_len = channels_per_group * spatial
-        block_l = min(triton.next_power_of_2(row_len), 2048)
-        block_m = min(triton.next_power_of_2(n_rows), max(1, 4096 // block_l))
-        n_chunks = triton.cdiv(row_len, block_l)
+        block_l = min(next_pow2(row_len), 2048)
+        block_m = min(next_pow2(n_rows), max(1, 4096 // block_l))
+        n_chunks = cdiv(row_len, block_l)
         chunk_mean = torch.empty((n_rows, n_chunks), dtype=torch.float32, device=x.device)
         chunk_m2 = torch.empty_like(chunk_mean)
-        grid = (triton.cdiv(n_rows, block_m), n_chunks)
+        grid = (cdiv(n_rows, block_m), n_chunks)
         groupnorm_stats_kernel[grid](
             x, chunk_mean, chunk_m2, n_rows, row_len, n_chunks, BLOCK_M=block_m, BLOCK_L=block_l, num_warps=4
         )
         groupnorm_apply_kernel[grid](
             x, chunk_mean, chunk_m2, self.weight, self.bias, out,
             n_rows, row_len, n_chunks, groups, channels_per_group, spatial, float(self.eps),
-            BLOCK_M=block_m, BLOCK_L=block_l, BLOCK_C=triton.next_power_of_2(n_chunks), num_warps=4,
+            BLOCK_M=block_m, BLOCK_L=block_l, BLOCK_C=next_pow2(n_chunks), num_warps=4,
         )
         return out

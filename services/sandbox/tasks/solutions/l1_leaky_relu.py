@@ -6,6 +6,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def leaky_relu_kernel(x_ptr, out_ptr, n_elements, negative_slope, BLOCK_SIZE: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
@@ -24,7 +35,7 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty_like(x)
         n = x.numel()
-        block = min(1024, triton.next_power_of_2(n))
-        grid = (triton.cdiv(n, block),)
+        block = min(1024, next_pow2(n))
+        grid = (cdiv(n, block),)
         leaky_relu_kernel[grid](x, out, n, float(self.negative_slope), BLOCK_SIZE=block, num_warps=4)
         return out

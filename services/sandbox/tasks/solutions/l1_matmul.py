@@ -11,6 +11,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def transpose_kernel(src_ptr, dst_ptr, R, C, stride_sb, stride_sr, stride_sc, BLOCK: tl.constexpr):
     """dst[b] = src[b]^T for the batch entry b = program_id(2); dst is contiguous (batch, C, R)."""
@@ -58,18 +69,18 @@ def tile_sizes(M: int, N: int, K: int, batch: int = 1) -> tuple[int, int, int, i
     would leave most of an H100's 132 SMs idle and each program still has over 2^20 multiply-adds
     (smaller problems are launch-bound, and every extra program costs the CPU interpreter);
     never below 16, as tl.dot needs."""
-    block_m = min(128, max(16, triton.next_power_of_2(M)))
-    block_n = min(128, max(16, triton.next_power_of_2(N)))
+    block_m = min(128, max(16, next_pow2(M)))
+    block_n = min(128, max(16, next_pow2(N)))
 
     def programs() -> int:
-        return batch * triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+        return batch * cdiv(M, block_m) * cdiv(N, block_n)
 
     while programs() < 128 and batch * M * N * K > programs() << 20 and max(block_m, block_n) > 32:
         if block_m >= block_n:
             block_m //= 2
         else:
             block_n //= 2
-    block_k = min(32, max(16, triton.next_power_of_2(K)))
+    block_k = min(32, max(16, next_pow2(K)))
     return block_m, block_n, block_k, 8 if block_m * block_n >= 128 * 128 else 4
 
 
@@ -81,12 +92,12 @@ class ModelNew(nn.Module):
         M, K = A.shape
         N = B.shape[1]
         bt = torch.empty((N, K), dtype=B.dtype, device=B.device)
-        transpose_kernel[(triton.cdiv(K, 64), triton.cdiv(N, 64), 1)](
+        transpose_kernel[(cdiv(K, 64), cdiv(N, 64), 1)](
             B, bt, K, N, 0, B.stride(0), B.stride(1), BLOCK=64, num_warps=4
         )
         C = torch.empty((M, N), dtype=A.dtype, device=A.device)
         block_m, block_n, block_k, num_warps = tile_sizes(M, N, K)
-        grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n),)
+        grid = (cdiv(M, block_m) * cdiv(N, block_n),)
         matmul_kernel[grid](
             A, bt, C, M, N, K,
             A.stride(0), A.stride(1), bt.stride(1), bt.stride(0), C.stride(0), C.stride(1),

@@ -10,6 +10,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def rmsnorm_kernel(x_ptr, out_ptr, n_pos, channels, spatial, eps, BLOCK_C: tl.constexpr, BLOCK_P: tl.constexpr):
     p = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)
@@ -44,9 +55,9 @@ class ModelNew(nn.Module):
         channels = x.shape[1]
         spatial = math.prod(x.shape[2:])
         n_pos = x.shape[0] * spatial
-        block_c = min(triton.next_power_of_2(channels), 64)
-        block_p = min(triton.next_power_of_2(n_pos), max(16, 4096 // block_c))
-        grid = (triton.cdiv(n_pos, block_p),)
+        block_c = min(next_pow2(channels), 64)
+        block_p = min(next_pow2(n_pos), max(16, 4096 // block_c))
+        grid = (cdiv(n_pos, block_p),)
         rmsnorm_kernel[grid](
             x, out, n_pos, channels, spatial, float(self.eps), BLOCK_C=block_c, BLOCK_P=block_p, num_warps=4
         )

@@ -11,6 +11,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def conv2d_bn_relu_kernel(
     x_ptr, w_ptr, conv_b_ptr, mean_ptr, var_ptr, bn_w_ptr, bn_b_ptr, out_ptr,
@@ -80,11 +91,11 @@ class ModelNew(nn.Module):
         n_pixels = batch * out_h * out_w
         # Few output channels: tall tiles keep the grid (and the CPU interpreter's work) small;
         # many: 128 x 128 tiles with 8 warps (the best of a sweep at 32x64x64x64 -> 128 channels).
-        block_n = min(128, max(16, triton.next_power_of_2(c_out)))
-        block_m = min(256 if block_n <= 32 else 128, max(16, triton.next_power_of_2(n_pixels)))
+        block_n = min(128, max(16, next_pow2(c_out)))
+        block_m = min(256 if block_n <= 32 else 128, max(16, next_pow2(n_pixels)))
         num_warps, num_stages = (8, 3) if block_m * block_n >= 128 * 128 else (4, 2)
-        block_k = min(32, max(16, triton.next_power_of_2(c_in * kh * kw)))
-        grid = (triton.cdiv(n_pixels, block_m), triton.cdiv(c_out, block_n))
+        block_k = min(32, max(16, next_pow2(c_in * kh * kw)))
+        grid = (cdiv(n_pixels, block_m), cdiv(c_out, block_n))
         conv2d_bn_relu_kernel[grid](
             x, w, conv.bias, self.running_mean, self.running_var, self.bn_weight, self.bn_bias, out,
             n_pixels, c_in, height, width, c_out, out_h, out_w,

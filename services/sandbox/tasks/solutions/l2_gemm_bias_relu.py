@@ -9,6 +9,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def gemm_bias_relu_kernel(
     x_ptr, w_ptr, bias_ptr, out_ptr, M, N, K,
@@ -42,18 +53,18 @@ def tile_sizes(M: int, N: int, K: int, batch: int = 1) -> tuple[int, int, int, i
     would leave most of an H100's 132 SMs idle and each program still has over 2^20 multiply-adds
     (smaller problems are launch-bound, and every extra program costs the CPU interpreter);
     never below 16, as tl.dot needs."""
-    block_m = min(128, max(16, triton.next_power_of_2(M)))
-    block_n = min(128, max(16, triton.next_power_of_2(N)))
+    block_m = min(128, max(16, next_pow2(M)))
+    block_n = min(128, max(16, next_pow2(N)))
 
     def programs() -> int:
-        return batch * triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+        return batch * cdiv(M, block_m) * cdiv(N, block_n)
 
     while programs() < 128 and batch * M * N * K > programs() << 20 and max(block_m, block_n) > 32:
         if block_m >= block_n:
             block_m //= 2
         else:
             block_n //= 2
-    block_k = min(32, max(16, triton.next_power_of_2(K)))
+    block_k = min(32, max(16, next_pow2(K)))
     return block_m, block_n, block_k, 8 if block_m * block_n >= 128 * 128 else 4
 
 
@@ -69,7 +80,7 @@ class ModelNew(nn.Module):
         N = w.shape[0]
         out = torch.empty((M, N), dtype=x.dtype, device=x.device)
         block_m, block_n, block_k, num_warps = tile_sizes(M, N, K)
-        grid = (triton.cdiv(M, block_m), triton.cdiv(N, block_n))
+        grid = (cdiv(M, block_m), cdiv(N, block_n))
         gemm_bias_relu_kernel[grid](
             x, w, self.bias, out, M, N, K,
             x.stride(0), x.stride(1), w.stride(0), w.stride(1), out.stride(0), out.stride(1),

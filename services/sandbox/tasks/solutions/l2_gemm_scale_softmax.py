@@ -11,6 +11,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def gemm_scale_logits_kernel(
     x_ptr, w_ptr, b_ptr, logits_ptr, tile_max_ptr, tile_sum_ptr, M, N, K, n_tiles, scale,
@@ -72,18 +83,18 @@ def tile_sizes(M: int, N: int, K: int) -> tuple[int, int, int, int]:
     would leave most of an H100's 132 SMs idle and each program still has over 2^20 multiply-adds
     (smaller problems are launch-bound, and every extra program costs the CPU interpreter);
     never below 16, as tl.dot needs."""
-    block_m = min(128, max(16, triton.next_power_of_2(M)))
-    block_n = min(128, max(16, triton.next_power_of_2(N)))
+    block_m = min(128, max(16, next_pow2(M)))
+    block_n = min(128, max(16, next_pow2(N)))
 
     def programs() -> int:
-        return triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+        return cdiv(M, block_m) * cdiv(N, block_n)
 
     while programs() < 128 and M * N * K > programs() << 20 and max(block_m, block_n) > 32:
         if block_m >= block_n:
             block_m //= 2
         else:
             block_n //= 2
-    block_k = min(32, max(16, triton.next_power_of_2(K)))
+    block_k = min(32, max(16, next_pow2(K)))
     return block_m, block_n, block_k, 8 if block_m * block_n >= 128 * 128 else 4
 
 
@@ -98,21 +109,21 @@ class ModelNew(nn.Module):
         M, K = x.shape
         N = w.shape[0]
         block_m, block_n, block_k, num_warps = tile_sizes(M, N, K)
-        n_tiles = triton.cdiv(N, block_n)
+        n_tiles = cdiv(N, block_n)
         logits = torch.empty((M, N), dtype=torch.float32, device=x.device)
         tile_max = torch.empty((M, n_tiles), dtype=torch.float32, device=x.device)
         tile_sum = torch.empty_like(tile_max)
-        gemm_scale_logits_kernel[(triton.cdiv(M, block_m), n_tiles)](
+        gemm_scale_logits_kernel[(cdiv(M, block_m), n_tiles)](
             x, w, self.linear.bias, logits, tile_max, tile_sum, M, N, K, n_tiles, float(self.scale),
             x.stride(0), x.stride(1), w.stride(0), w.stride(1),
             BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
             PRECISION="tf32x3" if x.dtype == torch.float32 else "tf32", num_warps=num_warps, num_stages=3,
         )
         out = torch.empty((M, N), dtype=x.dtype, device=x.device)
-        finish_n = min(triton.next_power_of_2(N), 1024)
-        finish_m = min(triton.next_power_of_2(M), max(1, 4096 // finish_n))
-        softmax_finish_kernel[(triton.cdiv(M, finish_m),)](
+        finish_n = min(next_pow2(N), 1024)
+        finish_m = min(next_pow2(M), max(1, 4096 // finish_n))
+        softmax_finish_kernel[(cdiv(M, finish_m),)](
             logits, tile_max, tile_sum, out, M, N, n_tiles, out.stride(0), out.stride(1),
-            BLOCK_M=finish_m, BLOCK_T=triton.next_power_of_2(n_tiles), BLOCK_N=finish_n, num_warps=4,
+            BLOCK_M=finish_m, BLOCK_T=next_pow2(n_tiles), BLOCK_N=finish_n, num_warps=4,
         )
         return out

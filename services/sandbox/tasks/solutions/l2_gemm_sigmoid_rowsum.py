@@ -11,6 +11,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def gemm_sigmoid_partial_sum_kernel(
     x_ptr, w_ptr, b_ptr, partial_ptr, M, N, K, n_tiles,
@@ -55,18 +66,18 @@ def tile_sizes(M: int, N: int, K: int, batch: int = 1) -> tuple[int, int, int, i
     would leave most of an H100's 132 SMs idle and each program still has over 2^20 multiply-adds
     (smaller problems are launch-bound, and every extra program costs the CPU interpreter);
     never below 16, as tl.dot needs."""
-    block_m = min(128, max(16, triton.next_power_of_2(M)))
-    block_n = min(128, max(16, triton.next_power_of_2(N)))
+    block_m = min(128, max(16, next_pow2(M)))
+    block_n = min(128, max(16, next_pow2(N)))
 
     def programs() -> int:
-        return batch * triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+        return batch * cdiv(M, block_m) * cdiv(N, block_n)
 
     while programs() < 128 and batch * M * N * K > programs() << 20 and max(block_m, block_n) > 32:
         if block_m >= block_n:
             block_m //= 2
         else:
             block_n //= 2
-    block_k = min(32, max(16, triton.next_power_of_2(K)))
+    block_k = min(32, max(16, next_pow2(K)))
     return block_m, block_n, block_k, 8 if block_m * block_n >= 128 * 128 else 4
 
 
@@ -80,18 +91,18 @@ class ModelNew(nn.Module):
         M, K = x.shape
         N = w.shape[0]
         block_m, block_n, block_k, num_warps = tile_sizes(M, N, K)
-        n_tiles = triton.cdiv(N, block_n)
+        n_tiles = cdiv(N, block_n)
         partial = torch.empty((M, n_tiles), dtype=torch.float32, device=x.device)
-        gemm_sigmoid_partial_sum_kernel[(triton.cdiv(M, block_m), n_tiles)](
+        gemm_sigmoid_partial_sum_kernel[(cdiv(M, block_m), n_tiles)](
             x, w, self.linear.bias, partial, M, N, K, n_tiles,
             x.stride(0), x.stride(1), w.stride(0), w.stride(1),
             BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
             PRECISION="tf32x3" if x.dtype == torch.float32 else "tf32", num_warps=num_warps, num_stages=3,
         )
         out = torch.empty((M, 1), dtype=x.dtype, device=x.device)
-        block_t = min(triton.next_power_of_2(n_tiles), 256)
-        sum_rows = min(triton.next_power_of_2(M), max(1, 4096 // block_t))
-        row_sum_kernel[(triton.cdiv(M, sum_rows),)](
+        block_t = min(next_pow2(n_tiles), 256)
+        sum_rows = min(next_pow2(M), max(1, 4096 // block_t))
+        row_sum_kernel[(cdiv(M, sum_rows),)](
             partial, out, M, n_tiles, BLOCK_M=sum_rows, BLOCK_T=block_t, num_warps=4
         )
         return out

@@ -8,6 +8,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def layernorm_residual_kernel(
     x_ptr, residual_ptr, weight_ptr, bias_ptr, out_ptr, n_rows, n_cols, eps,
@@ -57,9 +68,9 @@ class ModelNew(nn.Module):
         out = torch.empty_like(x)
         n_cols = self.norm.weight.numel()
         n_rows = x.numel() // n_cols
-        block_n = min(triton.next_power_of_2(n_cols), 2048)
-        block_m = min(triton.next_power_of_2(n_rows), max(1, 4096 // block_n))
-        grid = (triton.cdiv(n_rows, block_m),)
+        block_n = min(next_pow2(n_cols), 2048)
+        block_m = min(next_pow2(n_rows), max(1, 4096 // block_n))
+        grid = (cdiv(n_rows, block_m),)
         layernorm_residual_kernel[grid](
             x, residual, self.norm.weight, self.norm.bias, out, n_rows, n_cols, float(self.norm.eps),
             BLOCK_M=block_m, BLOCK_N=block_n, num_warps=4,
