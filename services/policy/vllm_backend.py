@@ -166,7 +166,7 @@ class VllmBackend:
             self._lora = LoRARequest(f"weights-v{version}", version, str(update.directory))
             self._lora_dir = str(update.directory)
             await self._engine.add_lora(self._lora)
-            return 1
+            return len(_checkpoint_shapes(update.directory))
         if isinstance(update, CheckpointUpdate):
             await self._engine.collective_rpc(
                 "reload_weights", kwargs={"weights_path": str(update.directory)}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from dataclasses import dataclass
 
 import torch
 from pydantic import BaseModel
 
+from services.sandbox import cuda_share
 from services.sandbox.protocol import (
     REPLY,
     CompileCheck,
@@ -24,11 +26,14 @@ from services.sandbox.protocol import (
     Spec,
     TimeTrial,
     TrialResult,
-    receive,
+    TensorMeta,
+    receive_with_fds,
     send,
     unpack_tensors,
 )
 from services.sandbox.runner import RunSpec
+
+_MAX_SHARED = 256
 
 
 class CandidateLost(Exception):
@@ -54,22 +59,37 @@ class CandidateRun:
 class CandidateClient:
     """Calls into the candidate's process; every reply is validated before use."""
 
-    def __init__(self, sock: socket.socket, max_output_bytes: int) -> None:
+    def __init__(self, sock: socket.socket, max_output_bytes: int, device: torch.device) -> None:
         self._sock = sock
         self._max_output_bytes = max_output_bytes
+        self._device = device
+        self._fds: list[int] = []
 
     def _call(self, command: BaseModel | None, expected: type[BaseModel]) -> tuple[BaseModel, bytearray]:
         try:
             if command is not None:
                 send(self._sock, command)
-            reply, payload = receive(self._sock, REPLY, self._max_output_bytes)
+            reply, payload, self._fds = receive_with_fds(self._sock, REPLY, self._max_output_bytes, _MAX_SHARED)
         except (ProtocolError, OSError) as error:
             raise CandidateLost(str(error)) from error
+        if not isinstance(reply, RunResult):
+            self._close_fds()
         if isinstance(reply, Failure):
             raise CandidateFailed(reply.error, reply.message)
         if not isinstance(reply, expected):
             raise CandidateLost(f"expected {expected.__name__}, got {type(reply).__name__}")
         return reply, payload
+
+    def _close_fds(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+        self._fds = []
+
+    def _import(self, fd: int, meta: TensorMeta, dtype: torch.dtype) -> torch.Tensor:
+        if self._device.type != "cuda":
+            os.close(fd)
+            raise RuntimeError("shared GPU outputs on a CPU evaluation")
+        return cuda_share.import_tensor(fd, meta.nbytes, dtype, meta.shape, self._device)
 
     def ready(self) -> str:
         """Waits for the process to finish starting; returns its device name."""
@@ -87,8 +107,9 @@ class CandidateClient:
         """One checked forward call."""
         reply, payload = self._call(Run(spec=Spec.of(spec), late_write_wait_seconds=late_write_wait_seconds), RunResult)
         assert isinstance(reply, RunResult)
+        fds, self._fds = self._fds, []
         try:
-            outputs = unpack_tensors(reply.outputs, payload)
+            outputs = unpack_tensors(reply.outputs, payload, fds, self._import)
         except ProtocolError as error:
             raise CandidateLost(str(error)) from error
         return CandidateRun(outputs, reply)

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from triton.compiler.errors import CompilationError
 
-from services.sandbox import seccomp_policy
+from services.sandbox import cuda_share, seccomp_policy
 from services.sandbox.bounds import BoundsChecker
 from services.sandbox.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.integrity import IntegrityWatch
@@ -111,6 +111,8 @@ class Harness:
         self._set_deterministic(True, warn_only=True)
         self._set_deterministic(False)
         self.watch = IntegrityWatch(extra=lambda: {**self.recorder.current_patches(), **self.bounds.current_patches()})
+        self._share = device.type == "cuda" and cuda_share.available()
+        self._shared: list[Any] = []  # outputs handed over by descriptor, freed at the next command
         self.module: Any = None
         self.runner: Any = None
 
@@ -135,7 +137,7 @@ class Harness:
             command.inputs_source, lambda _constants: model_class, self.device, self.scratch
         )
         model, _ = self._build(command.spec.to_run_spec())
-        return Loaded(parameters=sum(p.numel() for p in model.parameters())), b""
+        return Loaded(parameters=sum(p.numel() for p in model.parameters())), b"", []
 
     def _build(self, spec: Any) -> tuple[Any, list[Any]]:
         try:
@@ -173,12 +175,19 @@ class Harness:
         mutated = [i for i, (a, b) in enumerate(zip(pristine, current)) if not _bitwise_equal(a, b)]
         if mutated:
             problems.append(Problem(severity="incorrect", message=f"forward modified its input(s) {mutated}; inputs must stay unchanged"))
-        metas, payload = pack_tensors(at_return)
+        metas, payload, fds, self._shared = pack_tensors(at_return, self._exporter if self._share else None)
         result = RunResult(
             outputs=metas, launches=self.recorder.take(), problems=problems,
             tampered=self.watch.changed(), seconds=seconds,
         )
-        return result, payload
+        return result, payload, fds
+
+    @staticmethod
+    def _exporter(tensor: Any) -> tuple[int, Any] | None:
+        if not tensor.is_cuda or tensor.numel() * tensor.element_size() < cuda_share.MIN_SHARED_BYTES:
+            return None
+        exported = cuda_share.export(tensor)
+        return exported.fd, exported
 
     def _layout_problems(self, index: int, output: Any) -> list[Problem]:
         if type(output) is not torch.Tensor:
@@ -198,7 +207,7 @@ class Harness:
     def compile_check(self, _command: Any) -> Any:
         requests = self.recorder.compile_requests.values()
         assert self.language is not None, "compile checks run on CPU only"
-        return CompileResult(kernels=compile_requests(Path(self.own_file), requests, self.language)), b""
+        return CompileResult(kernels=compile_requests(Path(self.own_file), requests, self.language)), b"", []
 
     def time_trial(self, command: Any) -> Any:
         spec = command.spec.to_run_spec()
@@ -209,7 +218,7 @@ class Harness:
             stream_us=trial.stream_us, device_us=trial.device_us,
             fingerprint=fingerprint(trial.outputs), launches=self.recorder.take(),
             tampered=self.watch.changed(),
-        ), b""
+        ), b"", []
 
     # Loop -------------------------------------------------------------------------------
 
@@ -220,16 +229,20 @@ class Harness:
         }
         while True:
             command, _ = receive(self.sock, COMMAND, max_payload_bytes=0)
+            for exported in self._shared:
+                exported.release()
+            self._shared = []
             if isinstance(command, Shutdown):
                 return
+            fds: list[int] = []
             try:
-                reply, payload = handlers[command.kind](command)
+                reply, payload, fds = handlers[command.kind](command)
             except CandidateError as error:
                 reply, payload = Failure(error=error.kind, message=str(error)), b""
             except Exception as error:  # noqa: BLE001 - report, then keep serving
                 message = describe_exception(error, self.own_file)
                 reply, payload = Failure(error="runtime", message=message), b""
-            send(self.sock, reply, payload)
+            send(self.sock, reply, payload, fds)
 
 
 def _is_compilation_error(error: BaseException) -> bool:

@@ -104,7 +104,7 @@ class Launcher:
     def environment(self, spec: ProcessSpec, scratch_in_sandbox: Path) -> dict[str, str]:
         env = {
             "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-            "PYTHONPATH": str(PROJECT_ROOT),
+            "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
             "HOME": str(scratch_in_sandbox),

@@ -50,7 +50,7 @@ class Judge:
 
     def evaluate(self, request: pb.EvaluateRequest, candidate_socket: socket.socket) -> tuple[JobDone, pb.EvaluateResponse]:
         """Judges one request: the JobDone and the response that travels as its payload."""
-        client = CandidateClient(candidate_socket, self.settings.max_output_bytes)
+        client = CandidateClient(candidate_socket, self.settings.max_output_bytes, self.device)
         try:
             reference = self._reference(request.reference_source)
             evaluation = Evaluation(request, reference.task, reference, client, self.settings, self.device, self.clock)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import socket
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Literal
 
 import torch
@@ -105,11 +106,13 @@ Command = Annotated[Load | Run | CompileCheck | TimeTrial | Shutdown, Field(disc
 
 
 class TensorMeta(_Message):
-    """One output tensor: its bytes follow in the payload, in order, C-contiguous."""
+    """One output tensor: its bytes follow in the payload, in order, C-contiguous, or, when
+    ``shared``, in GPU memory behind the next file descriptor sent with the message."""
 
     dtype: str
     shape: list[Annotated[int, Field(ge=0)]] = Field(max_length=16)
     nbytes: int = Field(ge=0)
+    shared: bool = False
 
 
 class LaunchRecord(_Message):
@@ -295,34 +298,71 @@ def _receive(
 # Tensors ------------------------------------------------------------------------------
 
 
-def pack_tensors(tensors: Sequence[torch.Tensor]) -> tuple[list[TensorMeta], bytes]:
-    """Metadata and concatenated bytes of tensors (copied to host memory)."""
-    metas, chunks = [], []
+Exporter = Callable[[torch.Tensor], tuple[int, object] | None]
+Importer = Callable[[int, TensorMeta, torch.dtype], torch.Tensor]
+
+
+def pack_tensors(
+    tensors: Sequence[torch.Tensor], exporter: Exporter | None = None
+) -> tuple[list[TensorMeta], bytes, list[int], list[object]]:
+    """Metadata, inline bytes, shared descriptors and what must stay alive until the peer
+    has read them. ``exporter`` may take a tensor by descriptor (returning the fd and its
+    keep-alive) or decline it (None), in which case it goes inline via host memory."""
+    metas, chunks, fds, keep = [], [], [], []
     for tensor in tensors:
+        dtype = str(tensor.dtype).removeprefix("torch.")
+        shared = exporter(tensor) if exporter is not None else None
+        if shared is not None:
+            fd, alive = shared
+            fds.append(fd)
+            keep.append(alive)
+            nbytes = tensor.numel() * tensor.element_size()
+            metas.append(TensorMeta(dtype=dtype, shape=list(tensor.shape), nbytes=nbytes, shared=True))
+            continue
         host = tensor.detach().to("cpu").contiguous()
         raw = host.reshape(-1).view(torch.uint8).numpy().tobytes() if host.numel() else b""
-        metas.append(TensorMeta(dtype=str(host.dtype).removeprefix("torch."), shape=list(host.shape), nbytes=len(raw)))
+        metas.append(TensorMeta(dtype=dtype, shape=list(host.shape), nbytes=len(raw)))
         chunks.append(raw)
-    return metas, b"".join(chunks)
+    return metas, b"".join(chunks), fds, keep
 
 
-def unpack_tensors(metas: Sequence[TensorMeta], payload: bytearray) -> list[torch.Tensor]:
-    """Rebuilds tensors from untrusted metadata and bytes, checking every size."""
-    tensors, offset = [], 0
-    for meta in metas:
-        dtype = TRANSFER_DTYPES.get(meta.dtype)
-        if dtype is None:
-            raise ProtocolError(f"unsupported output dtype {meta.dtype}")
-        numel = 1
-        for dim in meta.shape:
-            numel *= dim
-        itemsize = torch.empty((), dtype=dtype).element_size()
-        if numel * itemsize != meta.nbytes or offset + meta.nbytes > len(payload):
-            raise ProtocolError("output sizes do not add up")
-        chunk = payload[offset : offset + meta.nbytes]
-        flat = torch.frombuffer(chunk, dtype=torch.uint8) if meta.nbytes else torch.empty(0, dtype=torch.uint8)
-        tensors.append(flat.view(dtype).reshape(meta.shape))
-        offset += meta.nbytes
-    if offset != len(payload):
-        raise ProtocolError("payload longer than its outputs")
-    return tensors
+def unpack_tensors(
+    metas: Sequence[TensorMeta], payload: bytearray, fds: Sequence[int] = (), importer: Importer | None = None
+) -> list[torch.Tensor]:
+    """Rebuilds tensors from untrusted metadata, bytes and descriptors, checking every size.
+    Every descriptor is consumed (imported or closed), whatever happens."""
+    pending = list(fds)
+    try:
+        tensors, offset = [], 0
+        for meta in metas:
+            dtype = TRANSFER_DTYPES.get(meta.dtype)
+            if dtype is None:
+                raise ProtocolError(f"unsupported output dtype {meta.dtype}")
+            numel = 1
+            for dim in meta.shape:
+                numel *= dim
+            itemsize = torch.empty((), dtype=dtype).element_size()
+            if numel * itemsize != meta.nbytes:
+                raise ProtocolError("output sizes do not add up")
+            if meta.shared:
+                if not pending or importer is None:
+                    raise ProtocolError("a shared output came without its descriptor")
+                try:
+                    tensors.append(importer(pending.pop(0), meta, dtype))
+                except RuntimeError as error:
+                    raise ProtocolError(f"shared output could not be imported: {error}") from error
+                continue
+            if offset + meta.nbytes > len(payload):
+                raise ProtocolError("output sizes do not add up")
+            chunk = payload[offset : offset + meta.nbytes]
+            flat = torch.frombuffer(chunk, dtype=torch.uint8) if meta.nbytes else torch.empty(0, dtype=torch.uint8)
+            tensors.append(flat.view(dtype).reshape(meta.shape))
+            offset += meta.nbytes
+        if offset != len(payload):
+            raise ProtocolError("payload longer than its outputs")
+        if pending:
+            raise ProtocolError("more descriptors than shared outputs")
+        return tensors
+    finally:
+        for fd in pending:
+            os.close(fd)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 
 import pytest
@@ -14,6 +15,7 @@ from services.sandbox.protocol import (
     TensorMeta,
     pack_tensors,
     receive,
+    receive_with_fds,
     send,
     unpack_tensors,
 )
@@ -22,7 +24,8 @@ from services.sandbox.protocol import (
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.bool])
 def test_tensors_round_trip_bit_exactly(dtype):
     tensors = [torch.randn(3, 5).to(dtype), torch.randn(()).to(dtype), torch.zeros(0, 4).to(dtype)]
-    metas, payload = pack_tensors(tensors)
+    metas, payload, fds, _ = pack_tensors(tensors)
+    assert fds == []
     back = unpack_tensors(metas, bytearray(payload))
     for original, copy in zip(tensors, back):
         assert copy.dtype == original.dtype and copy.shape == original.shape
@@ -31,7 +34,7 @@ def test_tensors_round_trip_bit_exactly(dtype):
 
 def test_non_contiguous_tensors_are_sent_in_logical_order():
     x = torch.arange(12.0).reshape(3, 4).t()
-    metas, payload = pack_tensors([x])
+    metas, payload, _, _ = pack_tensors([x])
     assert torch.equal(unpack_tensors(metas, bytearray(payload))[0], x)
 
 
@@ -57,3 +60,61 @@ def test_messages_round_trip_and_garbage_is_refused():
         send(left, message, b"x" * 11)
         with pytest.raises(ProtocolError, match="too large"):
             receive(right, REPLY, max_payload_bytes=10)
+
+
+def _memfd_exporter(tensor):
+    """Stands in for CUDA memory export (unreachable without a GPU): the bytes go into a
+    memfd whose descriptor travels like the real one."""
+    if tensor.numel() < 8:
+        return None
+    fd = os.memfd_create("output")
+    os.write(fd, tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return fd, None
+
+
+def _memfd_importer(fd, meta, dtype):
+    try:
+        data = os.pread(fd, meta.nbytes, 0)
+    finally:
+        os.close(fd)
+    if len(data) != meta.nbytes:
+        raise RuntimeError("descriptor holds fewer bytes than claimed")
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dtype).reshape(meta.shape)
+
+
+def test_descriptors_travel_with_the_message_and_are_always_consumed():
+    tensors = [torch.randn(4, 8), torch.arange(3.0), torch.randn(16)]
+    metas, payload, fds, _ = pack_tensors(tensors, _memfd_exporter)
+    assert [m.shared for m in metas] == [True, False, True] and len(fds) == 2
+    left, right = socket.socketpair()
+    with left, right:
+        send(left, RunResult(outputs=metas, launches=[], problems=[], tampered=[], seconds=0.0), payload, fds)
+        for fd in fds:
+            os.close(fd)
+        message, received_payload, received_fds = receive_with_fds(right, REPLY, 1 << 20, max_fds=8)
+    back = unpack_tensors(message.outputs, received_payload, received_fds, _memfd_importer)
+    assert all(torch.equal(a, b) for a, b in zip(tensors, back))
+    assert all(not _is_open(fd) for fd in received_fds)
+
+
+def test_missing_extra_or_bad_descriptors_are_refused_and_closed():
+    metas, payload, fds, _ = pack_tensors([torch.randn(16)], _memfd_exporter)
+    with pytest.raises(ProtocolError, match="without its descriptor"):
+        unpack_tensors(metas, bytearray(payload), [], _memfd_importer)
+    extra = os.memfd_create("extra")
+    with pytest.raises(ProtocolError, match="more descriptors"):
+        unpack_tensors(metas, bytearray(payload), [fds[0], extra], _memfd_importer)
+    assert not _is_open(extra) and not _is_open(fds[0])
+    liar = TensorMeta(dtype="float32", shape=[1024], nbytes=4096, shared=True)
+    short = os.memfd_create("short")
+    with pytest.raises(ProtocolError, match="could not be imported"):
+        unpack_tensors([liar], bytearray(), [short], _memfd_importer)
+    assert not _is_open(short)
+
+
+def _is_open(fd):
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
