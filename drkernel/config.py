@@ -71,8 +71,10 @@ class Tolerance(_Section):
 
 def _default_tolerances() -> dict[str, Tolerance]:
     return {
-        # TF32 / fp16-precision arithmetic lands near 3e-4 relative L2; bf16 near or above 1e-3.
-        "float32": Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=1e-3),
+        # Triton's default (truncating) TF32 dot lands near 8e-4 relative L2, up to 1.04e-3
+        # measured on an H100; products of bf16-rounded operands land near 2.3e-3, and
+        # bf16-rounded outputs near 1.7e-3 (docs/EVALUATION.md).
+        "float32": Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=1.5e-3),
         "float64": Tolerance(atol=1e-6, rtol=1e-6, max_rel_l2=1e-8),
         "float16": Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=5e-3),
         "bfloat16": Tolerance(atol=2e-2, rtol=2e-2, max_rel_l2=2e-2),
@@ -198,6 +200,14 @@ class SandboxSettings(_Section):
         "auto", description="Default device: cuda when a GPU is visible (auto), else cpu."
     )
     cpu_workers: int = Field(2, ge=1, description="Concurrent CPU evaluations.")
+    warm_candidates: int = Field(
+        2,
+        ge=1,
+        description=(
+            "Candidate processes each worker keeps started and waiting (each is used once). "
+            "Enough of them hide process start-up (seconds) behind evaluations."
+        ),
+    )
     queue_capacity: int = Field(
         256, ge=1, description="Requests that may wait for a worker before refusals."
     )

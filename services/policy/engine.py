@@ -114,10 +114,6 @@ class PolicyEngine:
         self._admitted = self._queued = 0
         metrics.WEIGHTS_VERSION.set(0)
 
-    @property
-    def weights_version(self) -> int:
-        return self._gate.version
-
     def info(self) -> ModelInfo:
         backend = self._backend.info()
         return ModelInfo(

@@ -183,3 +183,4 @@ class VllmBackend:
 
     async def close(self) -> None:
         self._engine.shutdown()
+        del self._engine  # collected now, while vLLM's modules are alive to run its finaliser

@@ -123,6 +123,8 @@ class Launcher:
             env["CUDA_VISIBLE_DEVICES"] = ""
         else:
             env["CUDA_VISIBLE_DEVICES"] = spec.device.split(":", 1)[1]
+            # Fewer out-of-memory failures from fragmentation with full-size tensors.
+            env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
         return env
 
     def _bwrap_args(self, spec: ProcessSpec) -> list[str]:
@@ -142,7 +144,8 @@ class Launcher:
                 made.add(parent)
 
         def bind(path: str, flag: str = "--ro-bind") -> None:
-            if path in bound or not os.path.exists(path):
+            covered = any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound)
+            if covered or not os.path.exists(path):
                 return
             bound.add(path)
             make_parents(path)
@@ -155,8 +158,7 @@ class Launcher:
             bind(path)
         python_paths = {sys.prefix, sys.base_prefix, str(PROJECT_ROOT), *(p for p in sys.path if p and os.path.isdir(p))}
         for path in sorted(python_paths, key=len):  # parents first; their children come along
-            if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound):
-                bind(path)
+            bind(path)
         if spec.device != "cpu":
             for path in _GPU_PATHS:
                 bind(path)
@@ -164,7 +166,7 @@ class Launcher:
         if spec.device != "cpu":
             for node in sorted(glob.glob("/dev/nvidia*")):
                 args += ["--dev-bind", node, node]
-        args += ["--tmpfs", "/tmp", "--bind", str(spec.scratch), "/scratch", "--chdir", "/scratch", "--clearenv"]
+        args += ["--bind", str(spec.scratch), "/scratch", "--chdir", "/scratch", "--clearenv"]
         for key, value in self.environment(spec, Path("/scratch")).items():
             args += ["--setenv", key, value]
         return args

@@ -75,22 +75,21 @@ class LaunchRecorder:
     def __init__(self, own_file: str) -> None:
         self.own_file = own_file
         self._lock = threading.Lock()
-        self._launches: list[LaunchRecord] = []
+        self._launches: list[tuple[str, bool, int]] = []
         self.compile_requests: dict[tuple[str, str], CompileRequest] = {}
         self._current = threading.local()
         self.patched: dict[str, Callable[..., Any]] = {}
 
     def _record(self, name: str, filename: str | None, grid: Sequence[int]) -> None:
-        programs = math.prod(int(g) for g in grid) if grid else 0
+        # On the timed path: keep it to a tuple append.
+        programs = math.prod(grid) if grid else 0
         with self._lock:
-            self._launches.append(
-                LaunchRecord(name=name, own=filename == self.own_file, programs=max(programs, 0))
-            )
+            self._launches.append((name, filename == self.own_file, programs))
 
     def take(self) -> list[LaunchRecord]:
         with self._lock:
             launches, self._launches = self._launches, []
-        return launches
+        return [LaunchRecord(name=n, own=own, programs=max(int(p), 0)) for n, own, p in launches]
 
     def install(self) -> None:
         """Wraps both launch paths; call once, before any candidate code runs."""

@@ -47,13 +47,24 @@ def summarize(samples_us: Sequence[float], trim_fraction: float) -> sandbox_pb2.
     )
 
 
+_CHUNK_ELEMENTS = 1 << 26
+
+
 def fingerprint(outputs: Sequence[torch.Tensor]) -> list[float]:
-    """Per output: sum and sum of absolute values, in float64. Compared with the reference's
-    within the correctness tolerance, it proves a timed run computed the right thing."""
+    """Per output: sum and sum of absolute values, accumulated in float64 chunk by chunk.
+    Compared with the reference's within the correctness tolerance, it proves a timed run
+    computed the right thing."""
     values: list[float] = []
     for output in outputs:
-        wide = output.detach().to(torch.float64)
-        values.extend((float(wide.sum()), float(wide.abs().sum())))
+        flat = output.detach().reshape(-1)
+        if flat.dtype == torch.bool or flat.is_complex():
+            flat = flat.to(torch.int8) if flat.dtype == torch.bool else torch.view_as_real(flat).reshape(-1)
+        total = absolute = 0.0
+        for start in range(0, flat.numel(), _CHUNK_ELEMENTS):
+            chunk = flat[start : start + _CHUNK_ELEMENTS]
+            total += float(chunk.sum(dtype=torch.float64))
+            absolute += float(chunk.abs().sum(dtype=torch.float64))
+        values.extend((total, absolute))
     return values
 
 

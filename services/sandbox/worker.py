@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections import deque
 import itertools
 import os
 import shutil
@@ -122,7 +123,7 @@ class Worker:
         self._judge: _Process | None = None
         self._judge_jobs = 0
         self._judge_starts = 0
-        self._spare: asyncio.Task[_Process] | None = None
+        self._spares: deque[asyncio.Task[_Process]] = deque()
         uid_base = settings.isolation.uid_base
         self._candidate_uid = uid_base + 2 * slot
         self._judge_uid = uid_base + 2 * slot + 1
@@ -174,18 +175,30 @@ class Worker:
             args += ("--seccomp",)
         return await self._spawn("services.sandbox.harness", args, scratch, self._candidate_uid, memory_limit=self.device == "cpu")
 
-    def _prepare_spare(self) -> None:
-        self._spare = asyncio.create_task(self._spawn_candidate())
+    def _prepare_spares(self) -> None:
+        while len(self._spares) < self.settings.warm_candidates:
+            self._spares.append(asyncio.create_task(self._spawn_candidate()))
+
+    async def _take_candidate(self) -> _Process:
+        """The oldest warm candidate whose process is still alive (one that died while
+        waiting is replaced)."""
+        while True:
+            candidate = await self._spares.popleft()
+            self._prepare_spares()
+            if candidate.process.returncode is None:
+                return candidate
+            log.warning("warm candidate died while waiting", worker=self.id, output=await candidate.output.text())
+            await candidate.kill()
 
     async def start(self) -> None:
-        """Starts the judge and the first warm candidate."""
+        """Starts the judge and the warm candidates."""
+        self._prepare_spares()
         self._judge = await self._start_judge()
-        self._prepare_spare()
 
     async def close(self) -> None:
         """Stops every process of this slot."""
-        if self._spare is not None:
-            spare = await self._spare
+        while self._spares:
+            spare = await self._spares.popleft()
             await spare.kill()
         if self._judge is not None:
             try:
@@ -224,8 +237,7 @@ class Worker:
         """Judges one request within the time limit."""
         self.busy = True
         started = time.monotonic()
-        assert self._spare is not None
-        candidate = await self._spare
+        candidate = await self._take_candidate()
         try:
             if self._judge is None or self._judge.process.returncode is not None:
                 self._judge = await self._start_judge()
@@ -234,7 +246,6 @@ class Worker:
             await asyncio.to_thread(send, judge.sock, Job(), request.SerializeToString(), [candidate.sock.fileno()])
             response = await self._await_judgement(judge, candidate, request, timeout_seconds)
         finally:
-            self._prepare_spare()
             await candidate.kill()
             self._save_cache(request.candidate_source, candidate)
             shutil.rmtree(candidate.scratch, ignore_errors=True)
