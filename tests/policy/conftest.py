@@ -2,29 +2,21 @@
 
 Model loads are the slow part on a 2-core machine, so the expensive things are built once per
 session: the embedded default model is converted into a session cache (its tokenizer is reused
-by the tiny models), tiny random models are built from a config, and one background event
-loop runs every asyncio server and engine call.
+by the tiny models) and tiny random models are built from a config. Servers and engines run
+on the suite's shared background event loop (tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .helpers import LoopThread, build_tiny_model
+from .helpers import build_tiny_model
 
 os.environ["HF_HUB_OFFLINE"] = "1"
-
-
-@pytest.fixture(scope="session")
-def loop() -> Iterator[LoopThread]:
-    thread = LoopThread()
-    yield thread
-    thread.close()
 
 
 @pytest.fixture(scope="session")

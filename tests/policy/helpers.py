@@ -1,31 +1,9 @@
-"""Helpers of the policy tests: a background event loop, tiny random models and an
-independent log-prob reference."""
+"""Helpers of the policy tests: tiny random models and an independent log-prob reference."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-T = TypeVar("T")
-
-
-class LoopThread:
-    """An asyncio loop in a daemon thread; ``run`` waits for a coroutine's result."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self._thread.start()
-
-    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = 300) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
+from typing import Any
 
 
 def build_tiny_model(

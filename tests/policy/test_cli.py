@@ -4,7 +4,9 @@ default model (SmolLM2-135M-Instruct, converted from its GGUF into the session's
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import re
@@ -26,21 +28,24 @@ def environment(policy_cache: Path) -> dict[str, str]:
     return {**os.environ, "DRKERNEL_POLICY__CACHE_DIR": str(policy_cache), "HF_HUB_OFFLINE": "1"}
 
 
-def drkernel(args: list[str], policy_cache: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "drkernel.cli", *args], env=environment(policy_cache),
-        capture_output=True, text=True, timeout=timeout, check=False,
-    )
+def run_in_process(args: list[str], policy_cache: Path) -> tuple[int, str]:
+    """Runs the command in this process (its imports are warm), as the console script would."""
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out):
+        patch.setenv("DRKERNEL_POLICY__CACHE_DIR", str(policy_cache))
+        code = cli_main(args)
+    return code, out.getvalue()
 
 
 @pytest.fixture(scope="module")
 def local_greedy(default_model_dir: Path, policy_cache: Path) -> dict[str, Any]:
-    """The issue's acceptance command, run in a fresh process with the default model."""
-    done = drkernel(ACCEPTANCE, policy_cache)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    """The issue's acceptance command with the default model."""
+    code, out = run_in_process(ACCEPTANCE, policy_cache)
+    assert code == 0
+    return json.loads(out)
 
 
+@pytest.mark.slow
 def test_the_default_model_is_converted_once_into_an_ordinary_directory(default_model_dir: Path, policy_cache: Path) -> None:
     from services.policy.default_model import ensure_default_model
 
@@ -69,7 +74,7 @@ def test_greedy_generate_with_the_default_model_writes_python(local_greedy: dict
 @pytest.mark.slow
 def test_served_greedy_equals_in_process_greedy(local_greedy: dict[str, Any], policy_cache: Path) -> None:
     server = subprocess.Popen(
-        [sys.executable, "-m", "drkernel.cli", "serve", "policy", "--port", "0", "--metrics-port", "0",
+        [sys.executable, "-m", "drkernel", "serve", "policy", "--port", "0", "--metrics-port", "0",
          "--backend", "transformers"],
         env=environment(policy_cache), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
     )
@@ -84,9 +89,9 @@ def test_served_greedy_equals_in_process_greedy(local_greedy: dict[str, Any], po
             if line.startswith("{") and json.loads(line).get("event") == "serving":
                 port = json.loads(line)["port"]
         assert port is not None, "the server did not start in time"
-        done = drkernel([*ACCEPTANCE, "--server", f"127.0.0.1:{port}"], policy_cache)
-        assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["completions"] == local_greedy["completions"]
+        code, out = run_in_process([*ACCEPTANCE, "--server", f"127.0.0.1:{port}"], policy_cache)
+        assert code == 0
+        assert json.loads(out)["completions"] == local_greedy["completions"]
     finally:
         server.send_signal(signal.SIGTERM)
         assert server.wait(60) == 0  # a graceful stop

@@ -19,13 +19,14 @@ from services.policy.types import (
     GenerationRequest,
 )
 
-from .helpers import LoopThread, forward_logprobs
+from ..conftest import BackgroundLoop
+from .helpers import forward_logprobs
 
 CHAT = (ChatMessage("user", "Write a Triton kernel that adds two vectors."),)
 
 
 @pytest.fixture(scope="module")
-def engine(tiny_settings: Any, loop: LoopThread) -> PolicyEngine:
+def engine(tiny_settings: Any, background_loop: BackgroundLoop) -> PolicyEngine:
     return open_engine(tiny_settings)
 
 
@@ -40,9 +41,9 @@ def reference_model(tiny_model_dir: Path) -> Any:
     ("temperature", "top_p"), [(0.0, 1.0), (1.0, 1.0), (0.7, 1.0), (1.3, 0.9)]
 )
 def test_logprobs_match_a_separate_forward_pass(
-    engine: PolicyEngine, reference_model: Any, loop: LoopThread, temperature: float, top_p: float
+    engine: PolicyEngine, reference_model: Any, background_loop: BackgroundLoop, temperature: float, top_p: float
 ) -> None:
-    result = loop.run(engine.generate(GenerationRequest(
+    result = background_loop.run(engine.generate(GenerationRequest(
         prompt=CHAT, n=2, temperature=temperature, top_p=top_p, max_tokens=12, seed=11,
     )))
     for completion in result.completions:
@@ -60,10 +61,10 @@ def test_logprobs_match_a_separate_forward_pass(
             assert (served - plain).abs().max().item() > 1e-2  # temperature/top_p did shape them
 
 
-def test_the_same_seed_gives_the_same_samples(engine: PolicyEngine, loop: LoopThread) -> None:
+def test_the_same_seed_gives_the_same_samples(engine: PolicyEngine, background_loop: BackgroundLoop) -> None:
     def sample(seed: int) -> list[tuple[int, ...]]:
         request = GenerationRequest(prompt=CHAT, n=3, max_tokens=10, seed=seed)
-        return [c.token_ids for c in loop.run(engine.generate(request)).completions]
+        return [c.token_ids for c in background_loop.run(engine.generate(request)).completions]
 
     first, again, other = sample(7), sample(7), sample(8)
     assert first == again
@@ -71,28 +72,28 @@ def test_the_same_seed_gives_the_same_samples(engine: PolicyEngine, loop: LoopTh
     assert len(set(first)) == 3  # the samples of one request differ from each other
 
 
-def test_greedy_samples_are_identical_and_seed_free(engine: PolicyEngine, loop: LoopThread) -> None:
-    a = loop.run(engine.generate(GenerationRequest(prompt=CHAT, n=2, temperature=0, max_tokens=8, seed=1)))
-    b = loop.run(engine.generate(GenerationRequest(prompt=CHAT, n=1, temperature=0, max_tokens=8, seed=2)))
+def test_greedy_samples_are_identical_and_seed_free(engine: PolicyEngine, background_loop: BackgroundLoop) -> None:
+    a = background_loop.run(engine.generate(GenerationRequest(prompt=CHAT, n=2, temperature=0, max_tokens=8, seed=1)))
+    b = background_loop.run(engine.generate(GenerationRequest(prompt=CHAT, n=1, temperature=0, max_tokens=8, seed=2)))
     assert a.completions[0].token_ids == a.completions[1].token_ids == b.completions[0].token_ids
 
 
 def test_samples_beyond_the_batch_size_are_generated_in_several_batches(
-    engine: PolicyEngine, loop: LoopThread
+    engine: PolicyEngine, background_loop: BackgroundLoop
 ) -> None:
-    result = loop.run(engine.generate(GenerationRequest(prompt="def f(x):", n=6, max_tokens=4, seed=3)))
+    result = background_loop.run(engine.generate(GenerationRequest(prompt="def f(x):", n=6, max_tokens=4, seed=3)))
     assert [c.index for c in result.completions] == list(range(6))  # max_batch_size is 4
     assert all(len(c.token_ids) == 4 and c.finish_reason is FinishReason.LENGTH for c in result.completions)
 
 
 def test_a_stop_string_cuts_the_text_and_ends_the_sample(
-    engine: PolicyEngine, loop: LoopThread
+    engine: PolicyEngine, background_loop: BackgroundLoop
 ) -> None:
-    free = loop.run(engine.generate(GenerationRequest(prompt=CHAT, max_tokens=40, seed=5))).completions[0]
+    free = background_loop.run(engine.generate(GenerationRequest(prompt=CHAT, max_tokens=40, seed=5))).completions[0]
     assert len(free.text) > 20
     stop = free.text[len(free.text) // 2 : len(free.text) // 2 + 3]
     cut = free.text[: free.text.index(stop)]
-    stopped = loop.run(engine.generate(
+    stopped = background_loop.run(engine.generate(
         GenerationRequest(prompt=CHAT, max_tokens=40, seed=5, stop=(stop,))
     )).completions[0]
     assert stopped.finish_reason is FinishReason.STOP
@@ -103,15 +104,15 @@ def test_a_stop_string_cuts_the_text_and_ends_the_sample(
 
 
 def test_stream_pieces_add_up_to_the_generated_completions(
-    engine: PolicyEngine, loop: LoopThread
+    engine: PolicyEngine, background_loop: BackgroundLoop
 ) -> None:
     request = GenerationRequest(prompt=CHAT, n=2, max_tokens=10, seed=9)
-    whole = loop.run(engine.generate(request))
+    whole = background_loop.run(engine.generate(request))
 
     async def collect() -> list[Any]:
         return [chunk async for chunk in engine.stream(engine.prepare(request))]
 
-    chunks = loop.run(collect())
+    chunks = background_loop.run(collect())
     assert len(chunks) > 2  # really streamed: one piece per token
     for completion in whole.completions:
         mine = [c for c in chunks if c.index == completion.index]
@@ -147,7 +148,7 @@ def test_bad_requests_are_refused_with_a_reason(
         engine.prepare(request)
 
 
-def test_too_many_requests_at_once_are_refused(engine: PolicyEngine, loop: LoopThread) -> None:
+def test_too_many_requests_at_once_are_refused(engine: PolicyEngine, background_loop: BackgroundLoop) -> None:
     async def scenario() -> None:
         streams = [engine.stream(engine.prepare(GenerationRequest(prompt="x", max_tokens=3))) for _ in range(4)]
         for stream in streams:  # queue_capacity is 4: each now holds a place
@@ -158,11 +159,11 @@ def test_too_many_requests_at_once_are_refused(engine: PolicyEngine, loop: LoopT
             await stream.aclose()
         assert engine.info().queued_requests == engine.info().running_requests == 0
 
-    loop.run(scenario())
+    background_loop.run(scenario())
 
 
 def test_an_update_waits_for_running_requests_and_never_mixes_versions(
-    tiny_settings: Any, other_tiny_model_dir: Path, loop: LoopThread
+    tiny_settings: Any, other_tiny_model_dir: Path, background_loop: BackgroundLoop
 ) -> None:
     engine = open_engine(tiny_settings)
     request = GenerationRequest(prompt=CHAT, max_tokens=6, temperature=0)
@@ -185,5 +186,5 @@ def test_an_update_waits_for_running_requests_and_never_mixes_versions(
         assert after.completions[0].weights_version == 1
         assert after.completions[0].token_ids != before.completions[0].token_ids
 
-    loop.run(scenario())
-    loop.run(engine.close())
+    background_loop.run(scenario())
+    background_loop.run(engine.close())

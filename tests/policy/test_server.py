@@ -24,7 +24,8 @@ from services.policy.client import tensor_update_requests
 from services.policy.engine import PolicyEngine, open_engine
 from services.policy.servicer import SERVICE_NAME, PolicyServicer, generation_request
 
-from .helpers import LoopThread, build_tiny_model, forward_logprobs
+from ..conftest import BackgroundLoop
+from .helpers import build_tiny_model, forward_logprobs
 
 CHAT = pb.Prompt(chat=pb.Chat(messages=[pb.ChatMessage(role="user", content="Add two vectors in Triton.")]))
 
@@ -39,33 +40,33 @@ class Served:
 
 
 @contextmanager
-def serve(settings: Any, loop: LoopThread) -> Iterator[Served]:
+def serve(settings: Any, background_loop: BackgroundLoop) -> Iterator[Served]:
     engine = open_engine(settings)
     servicer = PolicyServicer(engine, settings.max_update_bytes)
     binding = ServiceBinding(
         SERVICE_NAME, lambda server: policy_pb2_grpc.add_PolicyServiceServicer_to_server(servicer, server)
     )
-    running = loop.run(start_server([binding], ServerSettings(host="127.0.0.1", port=0, metrics_port=0)))
+    running = background_loop.run(start_server([binding], ServerSettings(host="127.0.0.1", port=0, metrics_port=0)))
     served = Served(f"127.0.0.1:{running.port}", engine, running.metrics_port or 0)
     try:
         yield served
     finally:
         served.channel.close()
-        loop.run(running.stop())
-        loop.run(engine.close())
+        background_loop.run(running.stop())
+        background_loop.run(engine.close())
 
 
 @pytest.fixture(scope="module")
-def server(tiny_settings: Any, loop: LoopThread) -> Iterator[Served]:
+def server(tiny_settings: Any, background_loop: BackgroundLoop) -> Iterator[Served]:
     """A server whose weights no test changes."""
-    with serve(tiny_settings, loop) as served:
+    with serve(tiny_settings, background_loop) as served:
         yield served
 
 
 @pytest.fixture
-def fresh_server(tiny_settings: Any, loop: LoopThread) -> Iterator[Served]:
+def fresh_server(tiny_settings: Any, background_loop: BackgroundLoop) -> Iterator[Served]:
     """A server of one's own, for tests that change its weights."""
-    with serve(tiny_settings, loop) as served:
+    with serve(tiny_settings, background_loop) as served:
         yield served
 
 
@@ -93,12 +94,12 @@ def check_against(model: Any, stub: Any, version: int) -> None:
         assert (torch.tensor(completion.logprobs) - expected).abs().max().item() < 1e-4
 
 
-def test_server_greedy_equals_in_process_greedy(server: Served, tiny_settings: Any, loop: LoopThread) -> None:
+def test_server_greedy_equals_in_process_greedy(server: Served, tiny_settings: Any, background_loop: BackgroundLoop) -> None:
     request = pb.GenerateRequest(prompt=CHAT, sampling=pb.SamplingParams(temperature=0, max_tokens=12))
     served = server.stub.Generate(request)
     local_engine = open_engine(tiny_settings)
-    local = loop.run(local_engine.generate(generation_request(request)))
-    loop.run(local_engine.close())
+    local = background_loop.run(local_engine.generate(generation_request(request)))
+    background_loop.run(local_engine.close())
     assert list(served.prompt_token_ids) == list(local.prompt_token_ids)
     completion = served.completions[0]
     assert completion.text == local.completions[0].text

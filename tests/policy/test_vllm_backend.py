@@ -22,7 +22,8 @@ from services.policy.types import (  # noqa: E402
     TensorsUpdate,
 )
 
-from .helpers import LoopThread, build_tiny_model, forward_logprobs  # noqa: E402
+from ..conftest import BackgroundLoop
+from .helpers import build_tiny_model, forward_logprobs  # noqa: E402
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -40,7 +41,7 @@ def model_dirs(tmp_path_factory: pytest.TempPathFactory, tokenizer: Any) -> dict
 
 
 @pytest.fixture(scope="module")
-def engines(model_dirs: dict[str, Path], tiny_settings: Any, loop: LoopThread) -> Iterator[dict[str, PolicyEngine]]:
+def engines(model_dirs: dict[str, Path], tiny_settings: Any, background_loop: BackgroundLoop) -> Iterator[dict[str, PolicyEngine]]:
     from drkernel.config import VllmSettings
 
     async def start(backend: str) -> PolicyEngine:
@@ -50,10 +51,10 @@ def engines(model_dirs: dict[str, Path], tiny_settings: Any, loop: LoopThread) -
         })
         return open_engine(settings)
 
-    engines = {"vllm": loop.run(start("vllm")), "transformers": loop.run(start("transformers"))}
+    engines = {"vllm": background_loop.run(start("vllm")), "transformers": background_loop.run(start("transformers"))}
     yield engines
     for engine in engines.values():
-        loop.run(engine.close())
+        background_loop.run(engine.close())
 
 
 def load(directory: Path) -> Any:
@@ -62,9 +63,9 @@ def load(directory: Path) -> Any:
     return AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32).eval()
 
 
-def max_gap(engine: PolicyEngine, model: Any, loop: LoopThread, **sampling: Any) -> float:
+def max_gap(engine: PolicyEngine, model: Any, background_loop: BackgroundLoop, **sampling: Any) -> float:
     request = GenerationRequest(prompt=CHAT, n=2, max_tokens=10, seed=3, **sampling)
-    result = loop.run(engine.generate(request))
+    result = background_loop.run(engine.generate(request))
     gaps = []
     for completion in result.completions:
         assert len(completion.logprobs) == len(completion.token_ids) == 10
@@ -78,19 +79,19 @@ def max_gap(engine: PolicyEngine, model: Any, loop: LoopThread, **sampling: Any)
 
 @pytest.mark.parametrize(("temperature", "top_p"), [(0.0, 1.0), (1.0, 1.0), (0.7, 0.9)])
 def test_vllm_logprobs_match_a_separate_forward_pass(
-    engines: dict[str, PolicyEngine], model_dirs: dict[str, Path], loop: LoopThread,
+    engines: dict[str, PolicyEngine], model_dirs: dict[str, Path], background_loop: BackgroundLoop,
     temperature: float, top_p: float,
 ) -> None:
-    gap = max_gap(engines["vllm"], load(model_dirs["base"]), loop, temperature=temperature, top_p=top_p)
+    gap = max_gap(engines["vllm"], load(model_dirs["base"]), background_loop, temperature=temperature, top_p=top_p)
     print(f"vllm log-prob gap (T={temperature}, top_p={top_p}): {gap:.2e}")
     assert gap < GAP
 
 
 def test_vllm_seeds_reproduce_samples_and_greedy_agrees_with_transformers(
-    engines: dict[str, PolicyEngine], loop: LoopThread
+    engines: dict[str, PolicyEngine], background_loop: BackgroundLoop
 ) -> None:
     def tokens(engine: PolicyEngine, **sampling: Any) -> list[tuple[int, ...]]:
-        result = loop.run(engine.generate(GenerationRequest(prompt=CHAT, n=2, max_tokens=8, **sampling)))
+        result = background_loop.run(engine.generate(GenerationRequest(prompt=CHAT, n=2, max_tokens=8, **sampling)))
         return [c.token_ids for c in result.completions]
 
     vllm = engines["vllm"]
@@ -99,24 +100,28 @@ def test_vllm_seeds_reproduce_samples_and_greedy_agrees_with_transformers(
 
 
 def test_vllm_weight_updates_bump_the_version_and_change_the_model(
-    engines: dict[str, PolicyEngine], model_dirs: dict[str, Path], loop: LoopThread, tmp_path: Path
+    engines: dict[str, PolicyEngine], model_dirs: dict[str, Path], background_loop: BackgroundLoop, tmp_path: Path
 ) -> None:
     from peft import LoraConfig, PeftModel, get_peft_model
 
     engine = engines["vllm"]
-    result = loop.run(engine.update_weights(CheckpointUpdate(model_dirs["trained"])))
+    result = background_loop.run(engine.update_weights(CheckpointUpdate(model_dirs["trained"])))
     assert (result.previous_version, result.version) == (0, 1)
-    assert max_gap(engine, load(model_dirs["trained"]), loop) < GAP
+    assert max_gap(engine, load(model_dirs["trained"]), background_loop) < GAP
 
-    streamed = load(model_dirs["streamed"])
-    result = loop.run(engine.update_weights(TensorsUpdate(streamed.state_dict()), version=5))
-    assert result.version == 5
-    assert max_gap(engine, streamed, loop) < GAP
+    # A partial state dict: the decoder layers of another model; the rest stays as it was.
+    layers = {k: v for k, v in load(model_dirs["streamed"]).state_dict().items() if k.startswith("model.layers.")}
+    result = background_loop.run(engine.update_weights(TensorsUpdate(layers), version=5))
+    assert result.version == 5 and result.tensors_loaded == len(layers)
+    mixed = load(model_dirs["trained"])
+    mixed.load_state_dict(layers, strict=False)
+    assert max_gap(engine, mixed, background_loop) < GAP
 
     adapter = tmp_path / "adapter"
     config = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
-    get_peft_model(load(model_dirs["streamed"]), config).save_pretrained(adapter)
-    result = loop.run(engine.update_weights(LoraUpdate(adapter)))
-    assert result.version == 6 and engine.info().backend.lora_adapter == str(adapter)
-    with_adapter = PeftModel.from_pretrained(load(model_dirs["streamed"]), adapter).eval()
-    assert max_gap(engine, with_adapter, loop) < GAP
+    get_peft_model(load(model_dirs["trained"]), config).save_pretrained(adapter)
+    result = background_loop.run(engine.update_weights(LoraUpdate(adapter)))
+    assert result.version == 6 and result.tensors_loaded == 2 * 2 * 2  # A and B, 2 modules, 2 layers
+    assert engine.info().backend.lora_adapter == str(adapter)
+    with_adapter = PeftModel.from_pretrained(mixed, adapter).eval()
+    assert max_gap(engine, with_adapter, background_loop) < GAP
