@@ -127,6 +127,15 @@ class TimingSettings(_Section):
     trim_fraction: float = Field(
         0.1, ge=0, lt=0.5, description="Share cut from each end for the trimmed mean."
     )
+    min_trial_us: float = Field(
+        1000.0,
+        gt=0,
+        description=(
+            "Launch-bound models run several calls (each on fresh inputs) per timed trial, "
+            "enough to fill this many microseconds; times are reported per call."
+        ),
+    )
+    max_calls_per_trial: int = Field(100, ge=1, le=1024, description="Cap on calls per trial.")
     l2_flush_bytes: int = Field(
         256 * 2**20, ge=0, description="Bytes written before every trial to flush L2."
     )

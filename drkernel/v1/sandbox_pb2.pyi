@@ -177,20 +177,22 @@ class CorrectnessCheck(_message.Message):
     def __init__(self, variant: _Optional[_Union[InputVariant, str]] = ..., description: _Optional[str] = ..., passed: _Optional[bool] = ..., skipped: _Optional[bool] = ..., max_abs_error: _Optional[float] = ..., max_rel_error: _Optional[float] = ..., rel_l2_error: _Optional[float] = ..., atol: _Optional[float] = ..., rtol: _Optional[float] = ..., message: _Optional[str] = ...) -> None: ...
 
 class TimingReport(_message.Message):
-    __slots__ = ("valid", "invalid_reason", "reference", "candidate", "warmup_trials", "method")
+    __slots__ = ("valid", "invalid_reason", "reference", "candidate", "warmup_trials", "method", "calls_per_trial")
     VALID_FIELD_NUMBER: _ClassVar[int]
     INVALID_REASON_FIELD_NUMBER: _ClassVar[int]
     REFERENCE_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_FIELD_NUMBER: _ClassVar[int]
     WARMUP_TRIALS_FIELD_NUMBER: _ClassVar[int]
     METHOD_FIELD_NUMBER: _ClassVar[int]
+    CALLS_PER_TRIAL_FIELD_NUMBER: _ClassVar[int]
     valid: bool
     invalid_reason: str
     reference: RuntimeStats
     candidate: RuntimeStats
     warmup_trials: int
     method: str
-    def __init__(self, valid: _Optional[bool] = ..., invalid_reason: _Optional[str] = ..., reference: _Optional[_Union[RuntimeStats, _Mapping]] = ..., candidate: _Optional[_Union[RuntimeStats, _Mapping]] = ..., warmup_trials: _Optional[int] = ..., method: _Optional[str] = ...) -> None: ...
+    calls_per_trial: int
+    def __init__(self, valid: _Optional[bool] = ..., invalid_reason: _Optional[str] = ..., reference: _Optional[_Union[RuntimeStats, _Mapping]] = ..., candidate: _Optional[_Union[RuntimeStats, _Mapping]] = ..., warmup_trials: _Optional[int] = ..., method: _Optional[str] = ..., calls_per_trial: _Optional[int] = ...) -> None: ...
 
 class RuntimeStats(_message.Message):
     __slots__ = ("trials", "median_us", "mean_us", "trimmed_mean_us", "min_us", "max_us", "stdev_us", "coefficient_of_variation")

@@ -120,9 +120,9 @@ class CandidateClient:
         assert isinstance(reply, CompileResult)
         return reply.kernels
 
-    def time_trial(self, spec: RunSpec) -> TrialResult:
-        """One timed forward call on fresh inputs."""
-        reply, _ = self._call(TimeTrial(spec=Spec.of(spec)), TrialResult)
+    def time_trial(self, spec: RunSpec, calls: int) -> TrialResult:
+        """One timed trial of ``calls`` forward calls on fresh inputs."""
+        reply, _ = self._call(TimeTrial(spec=Spec.of(spec), calls=calls), TrialResult)
         assert isinstance(reply, TrialResult)
         return reply
 

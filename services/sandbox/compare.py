@@ -10,14 +10,14 @@ large temporaries.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
 
 from drkernel.config import Tolerance
 
-_CHUNK_ELEMENTS = 1 << 24
+_CHUNK_ELEMENTS = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -42,31 +42,49 @@ class _Errors:
     first_bad: int = -1
 
 
-def _accumulate(candidate: torch.Tensor, reference: torch.Tensor, atol: float, rtol: float) -> _Errors:
-    errors = _Errors()
+def _chunks(candidate: torch.Tensor, reference: torch.Tensor) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
     c_flat, r_flat = candidate.reshape(-1), reference.reshape(-1)
     for start in range(0, r_flat.numel(), _CHUNK_ELEMENTS):
-        c = c_flat[start : start + _CHUNK_ELEMENTS].to(torch.float64)
-        r = r_flat[start : start + _CHUNK_ELEMENTS].to(torch.float64)
-        c_finite, r_finite = torch.isfinite(c), torch.isfinite(r)
-        both = c_finite & r_finite
-        # NaN/Inf never passes where the reference is finite; where the reference itself is
-        # NaN/Inf the candidate must match it.
-        bad_values = ~c_finite & r_finite
-        special_mismatch = ~r_finite & ~((c == r) | (torch.isnan(c) & torch.isnan(r)))
-        diff = torch.where(both, (c - r).abs(), torch.zeros_like(c))
-        magnitude = torch.where(r_finite, r.abs(), torch.zeros_like(r))
-        outside = (diff > atol + rtol * magnitude) | bad_values | special_mismatch
-        errors.nonfinite += int(bad_values.sum())
-        errors.outside += int(outside.sum())
-        if errors.first_bad < 0 and bool(outside.any()):
-            errors.first_bad = start + int(outside.nonzero()[0, 0])
-        errors.max_abs = max(errors.max_abs, float(diff.max()) if diff.numel() else 0.0)
-        nonzero = magnitude > 0
-        if bool(nonzero.any()):
-            errors.max_rel = max(errors.max_rel, float((diff[nonzero] / magnitude[nonzero]).max()))
-        errors.diff_sq += float((diff * diff).sum())
-        errors.ref_sq += float((magnitude * magnitude).sum())
+        yield (
+            start,
+            c_flat[start : start + _CHUNK_ELEMENTS].to(torch.float64),
+            r_flat[start : start + _CHUNK_ELEMENTS].to(torch.float64),
+        )
+
+
+def _outside(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> tuple[torch.Tensor, ...]:
+    c_finite, r_finite = torch.isfinite(c), torch.isfinite(r)
+    # NaN/Inf never passes where the reference is finite; where the reference itself is
+    # NaN/Inf the candidate must match it.
+    bad_values = ~c_finite & r_finite
+    special_mismatch = ~r_finite & ~((c == r) | (torch.isnan(c) & torch.isnan(r)))
+    diff = torch.where(c_finite & r_finite, (c - r).abs(), torch.zeros_like(c))
+    magnitude = torch.where(r_finite, r.abs(), torch.zeros_like(r))
+    outside = (diff > atol + rtol * magnitude) | bad_values | special_mismatch
+    return outside, bad_values, diff, magnitude
+
+
+def _accumulate(candidate: torch.Tensor, reference: torch.Tensor, atol: float, rtol: float) -> _Errors:
+    """All error statistics in one pass, kept on the device until the end (one sync)."""
+    stats = torch.zeros(6, dtype=torch.float64, device=reference.device)
+    for _, c, r in _chunks(candidate, reference):
+        outside, bad_values, diff, magnitude = _outside(c, r, atol, rtol)
+        rel = torch.where(magnitude > 0, diff / torch.where(magnitude > 0, magnitude, 1.0), torch.zeros_like(diff))
+        chunk_stats = torch.stack([
+            diff.max() if diff.numel() else diff.new_zeros(()),
+            rel.max() if rel.numel() else rel.new_zeros(()),
+            (diff * diff).sum(), (magnitude * magnitude).sum(),
+            outside.sum(dtype=torch.float64), bad_values.sum(dtype=torch.float64),
+        ])
+        stats = torch.cat([torch.maximum(stats[:2], chunk_stats[:2]), stats[2:] + chunk_stats[2:]])
+    max_abs, max_rel, diff_sq, ref_sq, outside_count, nonfinite = stats.tolist()
+    errors = _Errors(max_abs, max_rel, diff_sq, ref_sq, int(outside_count), int(nonfinite))
+    if errors.outside:
+        for start, c, r in _chunks(candidate, reference):
+            outside = _outside(c, r, atol, rtol)[0]
+            if bool(outside.any()):
+                errors.first_bad = start + int(outside.nonzero()[0, 0])
+                break
     return errors
 
 

@@ -9,6 +9,7 @@ inputs, odd outputs and tampering (services/sandbox/harness.py).
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections import Counter
@@ -286,40 +287,46 @@ class Evaluation:
     # Helpers --------------------------------------------------------------------------------
 
     def _timing_round(self, trials: int, warmups: int, first_input: int) -> float:
+        timing = self.settings.timing
         ref_us: list[float] = []
         cand_us: list[float] = []
         ref_gap: list[float] = []
         cand_gap: list[float] = []
+        calls = 1
         for trial in range(warmups + trials):
             spec = self._spec(inputs=first_input + trial)
             order = (True, False) if trial % 2 == 0 else (False, True)
             for is_reference in order:
                 if is_reference:
-                    timed = self.reference.time_trial(spec, self.clock)
-                    ref_print = fingerprint(timed.outputs)
-                    numels = [t.numel() for t in timed.outputs]
-                    dtypes = [t.dtype for t in timed.outputs]
-                    if trial >= warmups:
-                        ref_us.append(timed.stream_us)
-                        ref_gap.append(timed.device_us - timed.stream_us)
+                    timed = self.reference.time_trial(spec, self.clock, calls)
+                    ref_prints = [value for outputs in timed.outputs for value in fingerprint(outputs)]
+                    numels = [t.numel() for t in timed.outputs[0]] * calls
+                    dtypes = [t.dtype for t in timed.outputs[0]]
+                    ref_stream, ref_device = timed.stream_us, timed.device_us
                 else:
                     try:
-                        result = self.candidate.time_trial(spec)
+                        result = self.candidate.time_trial(spec, calls)
                     except CandidateFailed as error:
                         raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"during timing: {error}") from error
                     self._check_tampering(result.tampered)
                     self._check_launches(result.launches, f"timed run {trial}")
-                    cand_print = result.fingerprint
-                    if trial >= warmups:
-                        cand_us.append(result.stream_us)
-                        cand_gap.append(result.device_us - result.stream_us)
+                    cand_prints, cand_stream, cand_device = result.fingerprint, result.stream_us, result.device_us
             tolerance = self._tolerance(dtypes[0]) if dtypes else self._tolerance(torch.float32)
-            if not fingerprints_agree(cand_print, ref_print, numels, tolerance.atol, tolerance.rtol):
+            if not fingerprints_agree(cand_prints, ref_prints, numels, tolerance.atol, tolerance.rtol):
                 self.hack_reasons.append(
                     f"timed run {trial} returned a different result than the reference on the same fresh "
                     "inputs (outputs cached or computed differently while timed)"
                 )
             self._stop_if_hacked()
+            if trial >= warmups:
+                ref_us.append(ref_stream)
+                cand_us.append(cand_stream)
+                ref_gap.append(ref_device - ref_stream)
+                cand_gap.append(cand_device - cand_stream)
+            elif trial == 0 and self.device.type == "cuda":
+                fastest = max(min(ref_stream, cand_stream), 1.0)
+                calls = max(1, min(timing.max_calls_per_trial, math.ceil(timing.min_trial_us / fastest)))
+        self.response.timing.calls_per_trial = calls
         hidden_us = statistics.median(cand_gap) - statistics.median(ref_gap)
         if self.device.type == "cuda" and hidden_us > self.settings.timing.side_stream_slack_us:
             reason = (

@@ -48,20 +48,13 @@ from services.sandbox.timing import Clock, fingerprint
 CANDIDATE_FILE = "candidate.py"
 
 
-_DIGEST_CHUNK_BYTES = 1 << 24
-_DIGEST_MODULUS = 2**61 - 1
-
-
-def digest(tensor: Any) -> tuple[tuple[int, ...], str, int]:
-    """Shape, dtype and a position-weighted sum of the bytes: any change to the contents,
-    moving elements included, changes it, and it needs no copy of large tensors."""
-    flat = tensor.detach().contiguous().reshape(-1).view(torch.uint8)
-    total = 0
-    for start in range(0, flat.numel(), _DIGEST_CHUNK_BYTES):
-        part = flat[start : start + _DIGEST_CHUNK_BYTES].to(torch.int64)
-        weights = torch.arange(start, start + part.numel(), device=part.device, dtype=torch.int64) % 65521 + 1
-        total = (total + int((part * weights).sum())) % _DIGEST_MODULUS
-    return tuple(tensor.shape), str(tensor.dtype), total
+def bitwise_equal(a: Any, b: Any) -> bool:
+    """Same shape, dtype and bytes (NaN payloads included)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.numel() == 0:
+        return True
+    return bool(torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8)))
 
 
 def _is_dense(tensor: Any) -> bool:
@@ -163,7 +156,7 @@ class Harness:
     def run(self, command: Any) -> Any:
         spec = command.spec.to_run_spec()
         model, inputs = self._build(spec)
-        pristine = [digest(x) for x in inputs if isinstance(x, torch.Tensor)]
+        pristine = [x.clone() for x in inputs if isinstance(x, torch.Tensor)]
         self.recorder.take()
         started = self._perf_counter()
         self._set_deterministic(True, warn_only=True)
@@ -174,15 +167,16 @@ class Harness:
             self._set_deterministic(False)
         seconds = self._perf_counter() - started
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
-        at_return = [digest(o) for o in outputs]
+        at_return = [o.detach().clone() for o in outputs]
         self._settle(command.late_write_wait_seconds)
-        if at_return != [digest(o) for o in outputs]:
+        if not all(bitwise_equal(a, o.detach()) for a, o in zip(at_return, outputs)):
             problems.append(Problem(severity="hack", message="an output changed after forward returned (work finished late, e.g. in a thread or on another stream)"))
         current = [x for x in inputs if isinstance(x, torch.Tensor)]
-        mutated = [i for i, (before, after) in enumerate(zip(pristine, current)) if before != digest(after)]
+        mutated = [i for i, (before, after) in enumerate(zip(pristine, current)) if not bitwise_equal(before, after)]
         if mutated:
             problems.append(Problem(severity="incorrect", message=f"forward modified its input(s) {mutated}; inputs must stay unchanged"))
-        metas, payload, fds, self._shared = pack_tensors(outputs, self._exporter if self._share else None)
+        del pristine, current
+        metas, payload, fds, self._shared = pack_tensors(at_return, self._exporter if self._share else None)
         result = RunResult(
             outputs=metas, launches=self.recorder.take(), problems=problems,
             tampered=self.watch.changed(), seconds=seconds,
@@ -218,13 +212,14 @@ class Harness:
 
     def time_trial(self, command: Any) -> Any:
         spec = command.spec.to_run_spec()
-        model, inputs = self._build(spec)
+        model, _ = self._build(spec)
+        inputs = [self.runner.inputs(spec.call(index)) for index in range(command.calls)]
         self.recorder.take()
-        trial = self.clock.time(lambda: self._forward(model, inputs, spec))
+        trial = self.clock.time([lambda x=x: self._forward(model, x, spec) for x in inputs])
         return TrialResult(
             stream_us=trial.stream_us, device_us=trial.device_us,
-            fingerprint=fingerprint(trial.outputs), launches=self.recorder.take(),
-            tampered=self.watch.changed(),
+            fingerprint=[value for outputs in trial.outputs for value in fingerprint(outputs)],
+            launches=self.recorder.take(), tampered=self.watch.changed(),
         ), b"", []
 
     # Loop -------------------------------------------------------------------------------

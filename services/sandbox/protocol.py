@@ -88,10 +88,11 @@ class CompileCheck(_Message):
 
 
 class TimeTrial(_Message):
-    """One timed forward call on fresh inputs."""
+    """One timed trial: ``calls`` forward calls back to back, each on fresh inputs."""
 
     kind: Literal["time_trial"] = "time_trial"
     spec: Spec
+    calls: int = Field(1, ge=1, le=1024)
 
 
 class Shutdown(_Message):
@@ -172,8 +173,8 @@ class CompileResult(_Message):
 
 
 class TrialResult(_Message):
-    """One timed trial: microseconds to the end of the current stream and to an idle
-    device, a fingerprint of the outputs, and what ran."""
+    """One timed trial: microseconds per call to the end of the current stream and to an
+    idle device, fingerprints of every call's outputs (in order), and what ran."""
 
     kind: Literal["trial_result"] = "trial_result"
     stream_us: float

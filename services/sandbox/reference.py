@@ -74,8 +74,9 @@ class Reference:
         self._cache.put((self.key, spec), outputs)
         return outputs
 
-    def time_trial(self, spec: RunSpec, clock: Clock) -> TrialTiming:
-        """One timed forward call on the spec's fresh inputs."""
+    def time_trial(self, spec: RunSpec, clock: Clock, calls: int) -> TrialTiming:
+        """One timed trial of ``calls`` forward calls, each on fresh inputs."""
         model = self.runner.model(spec)
-        inputs = self.runner.inputs(spec)
-        return clock.time(lambda: flatten_outputs(self.runner.forward(model, inputs, spec)))
+        inputs = [self.runner.inputs(spec.call(index)) for index in range(calls)]
+        runs = [lambda x=x: flatten_outputs(self.runner.forward(model, x, spec)) for x in inputs]
+        return clock.time(runs)

@@ -7,6 +7,7 @@ inputs in both processes without any tensor crossing between them.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import sys
@@ -44,6 +45,10 @@ class RunSpec:
     @property
     def model_key(self) -> tuple[object, ...]:
         return (self.constants, self.weight_seed, self.dtype, self.round_to)
+
+    def call(self, index: int) -> RunSpec:
+        """The spec of the index-th forward call of a timed trial: fresh inputs for each."""
+        return dataclasses.replace(self, input_seed=self.input_seed + 1_000_003 * index)
 
 
 class UserCodeError(Exception):

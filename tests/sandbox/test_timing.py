@@ -35,8 +35,11 @@ def test_fingerprints_catch_stale_outputs_but_allow_rounding():
     assert not fingerprints_agree(fingerprint([nan]), fingerprint([reference]), numels, 1e-2, 1e-2)
 
 
-def test_cpu_clock_measures_wall_time_of_the_call():
+def test_cpu_clock_reports_wall_time_per_call():
     clock = Clock(torch.device("cpu"), l2_flush_bytes=0)
-    trial = clock.time(lambda: sum(range(200_000)))
-    assert trial.outputs == sum(range(200_000))
-    assert trial.stream_us > 0 and trial.stream_us == trial.device_us
+    one = clock.time([lambda: sum(range(200_000))])
+    assert one.outputs == [sum(range(200_000))]
+    assert one.stream_us > 0 and one.stream_us == one.device_us
+    four = clock.time([lambda n=n: sum(range(200_000 + n)) for n in range(4)])
+    assert len(four.outputs) == 4
+    assert 0.25 * one.stream_us < four.stream_us < 4 * one.stream_us
