@@ -25,6 +25,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SERVER = 0, 1, 2, 3
 # Modules with `register(commands, serve_commands)`; each adds its subcommands.
 COMMAND_MODULES = (
     "services.sandbox.cli",
+    "services.profiler.cli",
     "services.policy.cli",
 )
 

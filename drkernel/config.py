@@ -158,6 +158,11 @@ class RewardSettings(_Section):
     correct_weight: float = Field(0.5, ge=0, description="Reward for being correct.")
     speedup_weight: float = Field(0.5, ge=0, description="Weight of min(speedup, cap).")
     speedup_cap: float = Field(3.0, gt=0, description="Speedup beyond this earns nothing more.")
+    coverage_weight: float = Field(
+        0.5,
+        ge=0,
+        description="Weight of coverage (the PR term: share of device time in own kernels), correct kernels only.",
+    )
     staged_partial_credit: bool = Field(
         False, description="Give failed (non-hacked) candidates credit for the stages passed."
     )
@@ -231,6 +236,9 @@ class SandboxSettings(_Section):
     seed: int = Field(42, ge=0, description="Default base seed.")
     max_output_bytes: int = Field(
         32 * 2**30, gt=0, description="Largest total output a candidate may hand back per run."
+    )
+    profile_calls_cuda: int = Field(
+        3, ge=1, le=64, description="Forward calls profiled per evaluation on a GPU (1 on CPU)."
     )
     judge_max_evaluations: int = Field(
         200, ge=1, description="A judge process is replaced after this many evaluations."
@@ -328,6 +336,18 @@ class PolicySettings(_Section):
         return self
 
 
+class ProfilerSettings(_Section):
+    """The profiler service (services/profiler)."""
+
+    server: ServerSettings = ServerSettings(port=50052, metrics_port=9102)
+    sandbox_address: str = Field(
+        "localhost:50051", description="host:port of the SandboxService that runs the candidates."
+    )
+    extra_timeout_seconds: float = Field(
+        60.0, gt=0, description="Allowance on top of the evaluation's own limit when waiting for the sandbox."
+    )
+
+
 class Settings(BaseSettings):
     """The root of the tree: one section per concern."""
 
@@ -337,6 +357,7 @@ class Settings(BaseSettings):
 
     log: LogSettings = LogSettings()
     sandbox: SandboxSettings = SandboxSettings()
+    profiler: ProfilerSettings = ProfilerSettings()
     policy: PolicySettings = PolicySettings()
 
 

@@ -1,14 +1,21 @@
 """Shared fixtures: an asyncio loop in a background thread, so that real gRPC servers run
-inside the test process while tests call them with ordinary blocking clients."""
+inside the test process while tests call them with ordinary blocking clients, and one real
+sandbox server on loopback shared by every test that needs kernels judged."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 from collections.abc import Coroutine, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
+import grpc
 import pytest
+
+from drkernel.config import SandboxSettings, ServerSettings
+from drkernel.v1 import sandbox_pb2_grpc
+from services.sandbox.server import RunningSandbox, start_sandbox
 
 T = TypeVar("T")
 
@@ -34,3 +41,28 @@ def background_loop() -> Iterator[BackgroundLoop]:
     loop = BackgroundLoop()
     yield loop
     loop.close()
+
+
+def sandbox_settings(work_dir: Path, **overrides: object) -> SandboxSettings:
+    """Settings for a test server: loopback ports chosen by the OS, CPU workers, short limits."""
+    base = SandboxSettings(
+        server=ServerSettings(host="127.0.0.1", port=0, metrics_port=0),
+        device="cpu",
+        cpu_workers=2,
+        default_timeout_seconds=120,
+        work_dir=work_dir,
+    )
+    return base.model_copy(update=overrides)
+
+
+@pytest.fixture(scope="session")
+def sandbox(background_loop: BackgroundLoop, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSandbox]:
+    running = background_loop.run(start_sandbox(sandbox_settings(tmp_path_factory.mktemp("sandbox"))))
+    yield running
+    background_loop.run(running.stop())
+
+
+@pytest.fixture(scope="session")
+def sandbox_stub(sandbox: RunningSandbox) -> Iterator[sandbox_pb2_grpc.SandboxServiceStub]:
+    with grpc.insecure_channel(sandbox.address) as channel:
+        yield sandbox_pb2_grpc.SandboxServiceStub(channel)

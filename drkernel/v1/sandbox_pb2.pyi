@@ -28,6 +28,7 @@ class Stage(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STAGE_TINY_RUN: _ClassVar[Stage]
     STAGE_CORRECTNESS: _ClassVar[Stage]
     STAGE_TIMING: _ClassVar[Stage]
+    STAGE_PROFILE: _ClassVar[Stage]
 
 class StageStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -60,6 +61,7 @@ STAGE_COMPILE: Stage
 STAGE_TINY_RUN: Stage
 STAGE_CORRECTNESS: Stage
 STAGE_TIMING: Stage
+STAGE_PROFILE: Stage
 STAGE_STATUS_UNSPECIFIED: StageStatus
 STAGE_STATUS_PASSED: StageStatus
 STAGE_STATUS_FAILED: StageStatus
@@ -87,7 +89,7 @@ class EvaluateRequest(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., reference_source: _Optional[str] = ..., candidate_source: _Optional[str] = ..., task_name: _Optional[str] = ..., options: _Optional[_Union[EvaluateOptions, _Mapping]] = ...) -> None: ...
 
 class EvaluateOptions(_message.Message):
-    __slots__ = ("timeout_seconds", "device", "timing_trials", "warmup_trials", "atol", "rtol", "seed", "skip_timing")
+    __slots__ = ("timeout_seconds", "device", "timing_trials", "warmup_trials", "atol", "rtol", "seed", "skip_timing", "skip_profile")
     TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     DEVICE_FIELD_NUMBER: _ClassVar[int]
     TIMING_TRIALS_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +98,7 @@ class EvaluateOptions(_message.Message):
     RTOL_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     SKIP_TIMING_FIELD_NUMBER: _ClassVar[int]
+    SKIP_PROFILE_FIELD_NUMBER: _ClassVar[int]
     timeout_seconds: float
     device: _common_pb2.Device
     timing_trials: int
@@ -104,10 +107,11 @@ class EvaluateOptions(_message.Message):
     rtol: float
     seed: int
     skip_timing: bool
-    def __init__(self, timeout_seconds: _Optional[float] = ..., device: _Optional[_Union[_common_pb2.Device, str]] = ..., timing_trials: _Optional[int] = ..., warmup_trials: _Optional[int] = ..., atol: _Optional[float] = ..., rtol: _Optional[float] = ..., seed: _Optional[int] = ..., skip_timing: _Optional[bool] = ...) -> None: ...
+    skip_profile: bool
+    def __init__(self, timeout_seconds: _Optional[float] = ..., device: _Optional[_Union[_common_pb2.Device, str]] = ..., timing_trials: _Optional[int] = ..., warmup_trials: _Optional[int] = ..., atol: _Optional[float] = ..., rtol: _Optional[float] = ..., seed: _Optional[int] = ..., skip_timing: _Optional[bool] = ..., skip_profile: _Optional[bool] = ...) -> None: ...
 
 class EvaluateResponse(_message.Message):
-    __slots__ = ("request_id", "verdict", "reward", "speedup", "hack_reasons", "error", "feedback", "furthest_stage", "stages", "checks", "timing", "triton_kernels", "evaluation_seconds", "queue_seconds", "device_name")
+    __slots__ = ("request_id", "verdict", "reward", "speedup", "hack_reasons", "error", "feedback", "furthest_stage", "stages", "checks", "timing", "triton_kernels", "evaluation_seconds", "queue_seconds", "device_name", "coverage", "profile")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
     REWARD_FIELD_NUMBER: _ClassVar[int]
@@ -123,6 +127,8 @@ class EvaluateResponse(_message.Message):
     EVALUATION_SECONDS_FIELD_NUMBER: _ClassVar[int]
     QUEUE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     DEVICE_NAME_FIELD_NUMBER: _ClassVar[int]
+    COVERAGE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     verdict: Verdict
     reward: float
@@ -138,7 +144,9 @@ class EvaluateResponse(_message.Message):
     evaluation_seconds: float
     queue_seconds: float
     device_name: str
-    def __init__(self, request_id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., reward: _Optional[float] = ..., speedup: _Optional[float] = ..., hack_reasons: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., feedback: _Optional[str] = ..., furthest_stage: _Optional[_Union[Stage, str]] = ..., stages: _Optional[_Iterable[_Union[StageResult, _Mapping]]] = ..., checks: _Optional[_Iterable[_Union[CorrectnessCheck, _Mapping]]] = ..., timing: _Optional[_Union[TimingReport, _Mapping]] = ..., triton_kernels: _Optional[_Iterable[_Union[TritonKernel, _Mapping]]] = ..., evaluation_seconds: _Optional[float] = ..., queue_seconds: _Optional[float] = ..., device_name: _Optional[str] = ...) -> None: ...
+    coverage: float
+    profile: _common_pb2.ProfileSummary
+    def __init__(self, request_id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., reward: _Optional[float] = ..., speedup: _Optional[float] = ..., hack_reasons: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., feedback: _Optional[str] = ..., furthest_stage: _Optional[_Union[Stage, str]] = ..., stages: _Optional[_Iterable[_Union[StageResult, _Mapping]]] = ..., checks: _Optional[_Iterable[_Union[CorrectnessCheck, _Mapping]]] = ..., timing: _Optional[_Union[TimingReport, _Mapping]] = ..., triton_kernels: _Optional[_Iterable[_Union[TritonKernel, _Mapping]]] = ..., evaluation_seconds: _Optional[float] = ..., queue_seconds: _Optional[float] = ..., device_name: _Optional[str] = ..., coverage: _Optional[float] = ..., profile: _Optional[_Union[_common_pb2.ProfileSummary, _Mapping]] = ...) -> None: ...
 
 class StageResult(_message.Message):
     __slots__ = ("stage", "status", "elapsed_seconds", "detail")

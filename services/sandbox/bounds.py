@@ -1,4 +1,4 @@
-"""Bounds checking for kernels run by Triton's CPU interpreter.
+"""Watching kernels run by Triton's CPU interpreter: bounds checks and traffic counts.
 
 On a GPU an out-of-bounds access is an illegal-address fault or silent corruption; in the
 interpreter it is a raw pointer into the process's heap, which crashes the process or
@@ -6,6 +6,9 @@ corrupts it. Every load and store (and atomic) of an interpreted launch is there
 against the memory of the tensors passed to that launch: an access outside all of them
 raises a readable error instead, so that a kernel that only fits the task's own shape is
 reported as what it is.
+
+The same hooks count each kernel's memory traffic (bytes of the active lanes) and the FLOPs
+of its dot products, from which CPU profiles model device time (services/profiler).
 """
 
 from __future__ import annotations
@@ -37,12 +40,13 @@ def _check(kind: str, ptrs: Any, mask: Any) -> None:
     state = getattr(_active, "launch", None)
     if state is None:
         return
-    kernel, ranges = state
+    kernel, ranges, traffic = state
     addresses = np.asarray(ptrs.data, dtype=np.uint64)
     active = addresses if mask is None else addresses[np.asarray(mask.data, dtype=bool)]
     if active.size == 0:
         return
     itemsize = np.dtype(_element_np_dtype(ptrs)).itemsize
+    traffic[1] += int(active.size) * itemsize
     inside = np.zeros(active.shape, dtype=bool)
     for _, low, high in ranges:
         inside |= (active >= low) & (active + itemsize <= high)
@@ -70,18 +74,26 @@ def _element_np_dtype(ptrs: Any) -> Any:
     return _get_np_dtype(ptrs.get_element_ty())
 
 
-class BoundsChecker:
-    """Installs the checks on the interpreter's memory operations."""
+class InterpreterMonitor:
+    """Installs the checks and counters on the interpreter's operations."""
 
     def __init__(self) -> None:
         self.patched: dict[str, Callable[..., Any]] = {}
+        self._traffic: dict[str, list[int]] = {}
 
     def begin(self, kernel: str, named_args: Iterable[tuple[str, Any]]) -> None:
         """Declares the tensors of the launch about to run on this thread."""
-        _active.launch = (kernel, _ranges(named_args))
+        traffic = self._traffic.setdefault(kernel, [0, 0, 0])  # launches, bytes, flops
+        traffic[0] += 1
+        _active.launch = (kernel, _ranges(named_args), traffic)
 
     def end(self) -> None:
         _active.launch = None
+
+    def take_traffic(self) -> dict[str, tuple[int, int, int]]:
+        """Launches, bytes moved and dot-product FLOPs per kernel since the last call."""
+        traffic, self._traffic = self._traffic, {}
+        return {name: (launches, moved, flops) for name, (launches, moved, flops) in traffic.items()}
 
     def install(self) -> None:
         """Patches the interpreter; install before the launch recorder wraps the same entry."""
@@ -101,6 +113,7 @@ class BoundsChecker:
         builder = interpreter.interpreter_builder
         load, store = builder.create_masked_load, builder.create_masked_store
         cas, rmw = builder.create_atomic_cas, builder.create_atomic_rmw
+        dot = builder.create_dot
 
         def checked_load(ptrs: Any, mask: Any, other: Any, cache_policy: Any, is_volatile: Any) -> Any:
             _check("load", ptrs, mask)
@@ -118,15 +131,24 @@ class BoundsChecker:
             _check("atomic", ptr, mask)
             return rmw(op, ptr, val, mask, sem, scope)
 
+        def counted_dot(a: Any, b: Any, d: Any, input_precision: Any, max_num_imprecise_acc: Any) -> Any:
+            state = getattr(_active, "launch", None)
+            if state is not None:
+                *batch, m, k = a.data.shape
+                state[2][2] += 2 * int(np.prod(batch, dtype=np.int64)) * m * k * b.data.shape[-1]
+            return dot(a, b, d, input_precision, max_num_imprecise_acc)
+
         builder.create_masked_load = checked_load
         builder.create_masked_store = checked_store
         builder.create_atomic_cas = checked_cas
         builder.create_atomic_rmw = checked_rmw
+        builder.create_dot = counted_dot
         self.patched = {
             "interpreter_builder.create_masked_load": checked_load,
             "interpreter_builder.create_masked_store": checked_store,
             "interpreter_builder.create_atomic_cas": checked_cas,
             "interpreter_builder.create_atomic_rmw": checked_rmw,
+            "interpreter_builder.create_dot": counted_dot,
         }
 
     def current_patches(self) -> dict[str, Any]:

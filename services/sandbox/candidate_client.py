@@ -18,6 +18,9 @@ from services.sandbox.protocol import (
     KernelCompile,
     Load,
     Loaded,
+    Profile,
+    ProfiledKernel,
+    ProfileResult,
     ProtocolError,
     Ready,
     Run,
@@ -125,6 +128,12 @@ class CandidateClient:
         reply, _ = self._call(TimeTrial(spec=Spec.of(spec), calls=calls), TrialResult)
         assert isinstance(reply, TrialResult)
         return reply
+
+    def profile(self, spec: RunSpec, calls: int) -> list[ProfiledKernel]:
+        """Every kernel of ``calls`` forward calls, with whether it is the candidate's own."""
+        reply, _ = self._call(Profile(spec=Spec.of(spec), calls=calls), ProfileResult)
+        assert isinstance(reply, ProfileResult)
+        return reply.kernels
 
     def close(self) -> None:
         """Asks the process to exit and hangs up (the server kills it regardless)."""

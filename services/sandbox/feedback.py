@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from drkernel.v1 import sandbox_pb2
+from services.profiler.summary import bottleneck_text
 
 _MAX_ERROR_CHARS = 1500
 
@@ -41,4 +42,5 @@ def feedback_text(response: sandbox_pb2.EvaluateResponse) -> str:
         )
     elif timing.invalid_reason:
         text += f" Speed not measured: {timing.invalid_reason}."
-    return text
+    profile = bottleneck_text(response.profile)
+    return f"{text} {profile}" if profile else text

@@ -20,6 +20,8 @@ import torch
 
 from drkernel.config import SandboxSettings, Tolerance
 from drkernel.v1 import sandbox_pb2 as pb
+from services.profiler.collect import KernelTime, method
+from services.profiler.summary import kernel_profiles, profile_summary
 from services.sandbox.candidate_client import CandidateClient, CandidateFailed, CandidateLost, CandidateRun
 from services.sandbox.compare import compare_outputs
 from services.sandbox.feedback import feedback_text
@@ -122,6 +124,7 @@ class Evaluation:
             (pb.STAGE_TINY_RUN, self._tiny_run),
             (pb.STAGE_CORRECTNESS, self._correctness),
             (pb.STAGE_TIMING, self._timing),
+            (pb.STAGE_PROFILE, self._profile),
         ]
         verdict, error = pb.VERDICT_CORRECT, ""
         for index, (stage, step) in enumerate(steps):
@@ -283,6 +286,23 @@ class Evaluation:
         )
         self.response.speedup = speedup
         return f"speedup {speedup:.3f}x over {trials} interleaved trials"
+
+    def _profile(self) -> str:
+        if self.request.options.skip_profile:
+            return "skipped by request"
+        spec = self._spec()
+        calls = self.settings.profile_calls_cuda if self.device.type == "cuda" else 1
+        try:
+            profiled = self.candidate.profile(spec, calls)
+            reference = self.reference.profile(spec, calls)
+        except (CandidateFailed, RuntimeError) as error:
+            return f"skipped: the profiler failed ({str(error).splitlines()[0][:200]})"
+        own = {k.name for k in profiled if k.own}
+        candidate_kernels = kernel_profiles([KernelTime(k.name, k.launches, k.time_us) for k in profiled], own, calls)
+        summary = profile_summary(candidate_kernels, kernel_profiles(reference, (), calls), method(self.device))
+        self.response.profile.CopyFrom(summary)
+        self.response.coverage = summary.coverage
+        return f"coverage {summary.coverage:.1%} of {summary.total_device_time_us:.3g} us per forward call"
 
     # Helpers --------------------------------------------------------------------------------
 

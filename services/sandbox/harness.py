@@ -23,8 +23,9 @@ from typing import Any
 import torch
 from triton.compiler.errors import CompilationError
 
+from services.profiler.collect import profile_calls
 from services.sandbox import cuda_share, seccomp_policy
-from services.sandbox.bounds import BoundsChecker
+from services.sandbox.bounds import InterpreterMonitor
 from services.sandbox.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.integrity import IntegrityWatch
 from services.sandbox.launches import LaunchRecorder
@@ -34,6 +35,8 @@ from services.sandbox.protocol import (
     Failure,
     Loaded,
     Problem,
+    ProfiledKernel,
+    ProfileResult,
     Ready,
     RunResult,
     Shutdown,
@@ -97,8 +100,8 @@ class Harness:
         self.scratch = scratch
         self.own_file = str(scratch / CANDIDATE_FILE)
         self.language = LanguageSnapshot() if device.type == "cpu" else None
-        self.bounds = BoundsChecker()
-        self.bounds.install()
+        self.interpreter = InterpreterMonitor()
+        self.interpreter.install()
         self.recorder = LaunchRecorder(self.own_file)
         self.recorder.install()
         self.clock = Clock(device, l2_flush_bytes)
@@ -110,7 +113,7 @@ class Harness:
         # functions; do it before the integrity baseline is taken.
         self._set_deterministic(True, warn_only=True)
         self._set_deterministic(False)
-        self.watch = IntegrityWatch(extra=lambda: {**self.recorder.current_patches(), **self.bounds.current_patches()})
+        self.watch = IntegrityWatch(extra=lambda: {**self.recorder.current_patches(), **self.interpreter.current_patches()})
         self._share = device.type == "cuda" and cuda_share.available()
         self._shared: list[Any] = []  # outputs handed over by descriptor, freed at the next command
         self.module: Any = None
@@ -222,12 +225,22 @@ class Harness:
             launches=self.recorder.take(), tampered=self.watch.changed(),
         ), b"", []
 
+    def profile(self, command: Any) -> Any:
+        spec = command.spec.to_run_spec()
+        model, inputs = self._build(spec)
+        self.recorder.take()
+        self.interpreter.take_traffic()
+        kernels = profile_calls(lambda: self._forward(model, inputs, spec), command.calls, self.device, self.interpreter.take_traffic)
+        own = {launch.name for launch in self.recorder.take() if launch.own and launch.programs > 0}
+        profiled = [ProfiledKernel(name=k.name, launches=k.launches, time_us=k.time_us, own=k.name in own) for k in kernels]
+        return ProfileResult(kernels=profiled), b"", []
+
     # Loop -------------------------------------------------------------------------------
 
     def serve(self) -> None:
         handlers = {
             "load": self.load, "run": self.run, "compile_check": self.compile_check,
-            "time_trial": self.time_trial,
+            "time_trial": self.time_trial, "profile": self.profile,
         }
         while True:
             command, _ = receive(self.sock, COMMAND, max_payload_bytes=0)

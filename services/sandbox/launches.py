@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from services.profiler.collect import TRITON_RANGE_PREFIX
 from services.sandbox.protocol import LaunchRecord
 
 _TORCH_TO_TRITON = {
@@ -110,7 +111,9 @@ class LaunchRecorder:
         def grid_call(executor: Any, *args: Any, **kwargs: Any) -> Any:
             recorder._current.executor = (executor, args, kwargs)
             try:
-                return original_call(executor, *args, **kwargs)
+                # A named range, so that profiles on CPU can attribute time to this kernel.
+                with torch.profiler.record_function(TRITON_RANGE_PREFIX + executor.fn.__name__):
+                    return original_call(executor, *args, **kwargs)
             finally:
                 recorder._current.executor = None
 

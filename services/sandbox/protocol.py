@@ -95,13 +95,21 @@ class TimeTrial(_Message):
     calls: int = Field(1, ge=1, le=1024)
 
 
+class Profile(_Message):
+    """Profile ``calls`` forward calls: every kernel's time and whether it is the candidate's."""
+
+    kind: Literal["profile"] = "profile"
+    spec: Spec
+    calls: int = Field(1, ge=1, le=64)
+
+
 class Shutdown(_Message):
     """Exit."""
 
     kind: Literal["shutdown"] = "shutdown"
 
 
-Command = Annotated[Load | Run | CompileCheck | TimeTrial | Shutdown, Field(discriminator="kind")]
+Command = Annotated[Load | Run | CompileCheck | TimeTrial | Profile | Shutdown, Field(discriminator="kind")]
 
 # Candidate -> judge -------------------------------------------------------------------
 
@@ -184,6 +192,22 @@ class TrialResult(_Message):
     tampered: list[str] = Field(max_length=64)
 
 
+class ProfiledKernel(_Message):
+    """One kernel name's launches and total time over the profiled calls."""
+
+    name: str = Field(max_length=1024)
+    launches: int = Field(ge=0)
+    time_us: float = Field(ge=0)
+    own: bool
+
+
+class ProfileResult(_Message):
+    """Outcome of Profile."""
+
+    kind: Literal["profile_result"] = "profile_result"
+    kernels: list[ProfiledKernel] = Field(max_length=10_000)
+
+
 ErrorKind = Literal["compile", "construct", "runtime", "internal"]
 
 
@@ -226,7 +250,7 @@ JUDGE_COMMAND = TypeAdapter(Annotated[Job | Shutdown, Field(discriminator="kind"
 JUDGE_REPLY = TypeAdapter(Annotated[JudgeReady | JobDone, Field(discriminator="kind")])
 
 Reply = Annotated[
-    Ready | Loaded | RunResult | CompileResult | TrialResult | Failure, Field(discriminator="kind")
+    Ready | Loaded | RunResult | CompileResult | TrialResult | ProfileResult | Failure, Field(discriminator="kind")
 ]
 COMMAND = TypeAdapter(Command)
 REPLY = TypeAdapter(Reply)

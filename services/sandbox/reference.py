@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from services.profiler.collect import KernelTime, profile_calls
 from services.sandbox.runner import ModelRunner, RunSpec, flatten_outputs, load_module
 from services.sandbox.task_source import TaskSource, with_constants
 from services.sandbox.timing import Clock, TrialTiming
@@ -73,6 +74,12 @@ class Reference:
             raise ReferenceError(f"{type(error).__name__}: {error}") from error
         self._cache.put((self.key, spec), outputs)
         return outputs
+
+    def profile(self, spec: RunSpec, calls: int) -> list[KernelTime]:
+        """Every kernel of ``calls`` forward calls of the reference."""
+        model = self.runner.model(spec)
+        inputs = self.runner.inputs(spec)
+        return profile_calls(lambda: self.runner.forward(model, inputs, spec), calls, self.runner.device)
 
     def time_trial(self, spec: RunSpec, clock: Clock, calls: int) -> TrialTiming:
         """One timed trial of ``calls`` forward calls, each on fresh inputs."""

@@ -273,11 +273,10 @@ class Worker:
         if not done or reply.exception() is not None:
             await self._retire_judge()
             await asyncio.wait({reply}, timeout=_JUDGE_GRACE_SECONDS)
-            response = pb.EvaluateResponse(request_id=request.request_id, device_name=self.device_name)
-            if not timed_out:
-                response.verdict = pb.VERDICT_RUNTIME_ERROR
-                response.error = "the judge process failed during this evaluation; it has been replaced"
+            if not timed_out:  # our fault, not the candidate's: the caller gets INTERNAL and may retry
                 log.error("judge failed", worker=self.id, output=await judge.output.text())
+                raise RuntimeError(f"the judge process on {self.id} failed during this evaluation; it has been replaced")
+            response = pb.EvaluateResponse(request_id=request.request_id, device_name=self.device_name)
         else:
             message, payload = reply.result()
             assert isinstance(message, JobDone)

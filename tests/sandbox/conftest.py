@@ -1,18 +1,12 @@
-"""A real sandbox server on loopback, shared by the sandbox tests, and helpers to call it."""
+"""Test data of the sandbox tests and a helper to judge it on the shared server (tests/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
-import pytest
-
-from drkernel.config import SandboxSettings, ServerSettings
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
-from services.sandbox.server import RunningSandbox, start_sandbox
-from tests.conftest import BackgroundLoop
+from tests.conftest import sandbox_settings  # noqa: F401 - re-exported for the sandbox tests
 
 DATA = Path(__file__).parent / "data"
 
@@ -20,31 +14,6 @@ DATA = Path(__file__).parent / "data"
 def source(name: str) -> str:
     """A test data file's text."""
     return (DATA / name).read_text()
-
-
-def sandbox_settings(work_dir: Path, **overrides: object) -> SandboxSettings:
-    """Settings for a test server: loopback ports chosen by the OS, CPU workers, short limits."""
-    base = SandboxSettings(
-        server=ServerSettings(host="127.0.0.1", port=0, metrics_port=0),
-        device="cpu",
-        cpu_workers=2,
-        default_timeout_seconds=120,
-        work_dir=work_dir,
-    )
-    return base.model_copy(update=overrides)
-
-
-@pytest.fixture(scope="session")
-def sandbox(background_loop: BackgroundLoop, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSandbox]:
-    running = background_loop.run(start_sandbox(sandbox_settings(tmp_path_factory.mktemp("sandbox"))))
-    yield running
-    background_loop.run(running.stop())
-
-
-@pytest.fixture(scope="session")
-def sandbox_stub(sandbox: RunningSandbox) -> Iterator[sandbox_pb2_grpc.SandboxServiceStub]:
-    with grpc.insecure_channel(sandbox.address) as channel:
-        yield sandbox_pb2_grpc.SandboxServiceStub(channel)
 
 
 def evaluate(stub: sandbox_pb2_grpc.SandboxServiceStub, task: str, candidate: str, **options: object) -> pb.EvaluateResponse:

@@ -1,0 +1,90 @@
+"""Collecting the kernels of forward calls.
+
+On a GPU, torch.profiler's CUDA activity (Kineto/CUPTI) lists every device kernel, memcpy and
+memset with its measured device time; the denominator is device time only.
+
+On CPU the Triton interpreter runs a kernel hundreds of times slower than compiled code while
+PyTorch's operators run natively, so wall time would credit the candidate with almost any
+kernel it wrote. CPU profiles therefore model device time on a GPU-like roofline instead:
+each Triton launch (bytes its active lanes moved, FLOPs of its dot products, counted by the
+interpreter hooks) and each top-level PyTorch operator outside the launches (bytes of its
+input tensors read and written once, FLOPs from torch.profiler) costs
+``max(bytes / BANDWIDTH, flops / MATH_RATE)``. The same question, "which code does the work",
+gets the same kind of answer on both devices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.autograd import DeviceType
+from torch.profiler import ProfilerActivity, profile
+
+TRITON_RANGE_PREFIX = "triton::"
+# The roofline of the CPU model, H100-like: HBM3 bandwidth and TF32 tensor-core rate.
+BANDWIDTH_BYTES_PER_US = 3.0e6
+MATH_RATE_FLOPS_PER_US = 4.0e8
+_ASSUMED_ELEMENT_BYTES = 4
+
+# launches, bytes moved and FLOPs per interpreted Triton kernel since the last call
+Traffic = Callable[[], dict[str, tuple[int, int, int]]]
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """One kernel name's launches and total time over the profiled calls."""
+
+    name: str
+    launches: int
+    time_us: float
+
+
+def modeled_us(moved_bytes: float, flops: float) -> float:
+    """Roofline time of a kernel on the modelled device."""
+    return max(moved_bytes / BANDWIDTH_BYTES_PER_US, flops / MATH_RATE_FLOPS_PER_US)
+
+
+def profile_calls(
+    run: Callable[[], Any], calls: int, device: torch.device, interpreted: Traffic | None = None
+) -> list[KernelTime]:
+    """Runs ``run`` ``calls`` times under the profiler and totals time per kernel name.
+    ``interpreted`` gives the traffic of interpreted Triton launches (CPU only)."""
+    cuda = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities, record_shapes=not cuda, with_flops=not cuda) as prof:
+        for _ in range(calls):
+            run()
+        if cuda:
+            torch.cuda.synchronize(device)
+    launches: dict[str, int] = defaultdict(int)
+    times: dict[str, float] = defaultdict(float)
+    if cuda:
+        for event in prof.events():
+            if event.device_type == DeviceType.CUDA:
+                launches[event.name] += 1
+                times[event.name] += float(event.time_range.elapsed_us())
+    else:
+        for event in prof.events():
+            if event.cpu_parent is None and event.name.startswith("aten::"):
+                numel = sum(math.prod(shape) for shape in event.input_shapes if shape)
+                launches[event.name] += 1
+                times[event.name] += modeled_us(2 * numel * _ASSUMED_ELEMENT_BYTES, event.flops or 0)
+        for name, (count, moved, flops) in (interpreted() if interpreted else {}).items():
+            launches[name] += count
+            times[name] += modeled_us(moved, flops)
+    return [KernelTime(name, launches[name], times[name]) for name in times]
+
+
+def method(device: torch.device) -> str:
+    """How profiles are taken on this device, in words."""
+    if device.type == "cuda":
+        return "torch.profiler CUDA activity (Kineto/CUPTI): device time of every kernel, memcpy and memset"
+    return (
+        "CPU model: device time on an H100-like roofline (3 TB/s, 400 TFLOP/s) from the bytes and FLOPs "
+        "of each interpreted Triton launch and each top-level PyTorch operator"
+    )

@@ -1,0 +1,46 @@
+"""Profiles, coverage and the bottleneck text on hand-made numbers."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from services.profiler.collect import KernelTime, modeled_us, profile_calls
+from services.profiler.summary import bottleneck_text, kernel_profiles, profile_summary
+
+
+def test_kernel_profiles_are_per_call_sorted_and_matched_exactly_by_name():
+    kernels = [KernelTime("fused_kernel", 3, 30.0), KernelTime("aten::mm", 6, 90.0), KernelTime("fused_kernel_v2", 3, 3.0)]
+    profiles = kernel_profiles(kernels, own={"fused_kernel"}, calls=3)
+    assert [p.name for p in profiles] == ["aten::mm", "fused_kernel", "fused_kernel_v2"]
+    mm, fused, similar = profiles
+    assert (mm.calls, mm.device_time_us, mm.mean_device_time_us) == (2.0, 30.0, 15.0)
+    assert fused.is_candidate and not mm.is_candidate
+    assert not similar.is_candidate  # no substring matching
+
+
+def test_coverage_is_own_device_time_over_all_device_time():
+    candidate = kernel_profiles([KernelTime("mine", 1, 25.0), KernelTime("aten::mm", 1, 75.0)], {"mine"}, 1)
+    reference = kernel_profiles([KernelTime("aten::mm", 1, 80.0), KernelTime("aten::relu", 1, 20.0)], (), 1)
+    summary = profile_summary(candidate, reference, "test")
+    assert summary.coverage == pytest.approx(0.25)
+    assert summary.total_device_time_us == pytest.approx(100.0)
+    assert summary.reference_total_device_time_us == pytest.approx(100.0)
+    text = bottleneck_text(summary)
+    assert "25% of the forward's device time" in text
+    assert "aten::mm (PyTorch) 75 us (75%)" in text and "Fuse the work of aten::mm" in text
+
+
+def test_roofline_model_takes_the_slower_of_memory_and_math():
+    assert modeled_us(3.0e6, 0) == pytest.approx(1.0)  # 3 MB at 3 TB/s
+    assert modeled_us(0, 4.0e8) == pytest.approx(1.0)  # 400 MFLOP at 400 TFLOP/s
+    assert modeled_us(3.0e6, 8.0e8) == pytest.approx(2.0)
+
+
+def test_cpu_profile_models_pytorch_operators_from_bytes_and_flops():
+    a, b = torch.randn(256, 512), torch.randn(512, 128)
+    kernels = {k.name: k for k in profile_calls(lambda: torch.relu(a @ b), 2, torch.device("cpu"))}
+    assert kernels["aten::matmul"].launches == 2 and kernels["aten::relu"].launches == 2
+    flops = 2 * 256 * 512 * 128
+    assert kernels["aten::matmul"].time_us == pytest.approx(2 * modeled_us(2 * 4 * (256 * 512 + 512 * 128), flops))
+    assert kernels["aten::relu"].time_us == pytest.approx(2 * modeled_us(2 * 4 * 256 * 128, 0))

@@ -1,0 +1,98 @@
+"""Candidate corpora kept as test data: each file's module docstring ends in ``key: value`` lines
+that say which built-in task it is judged against and what the judge must conclude.
+
+    task: l1_relu              built-in task name (services/sandbox/tasks/builtin)
+    expect: HACKED             HACKED | not CORRECT | CORRECT
+    reason: <text>             HACKED: a hack_reasons entry must contain it
+    error: <text>              not CORRECT: the response's error must contain it
+    timing: on                 judge with the (CPU) timing stage too
+    gap: <text>                the judge misses this today: the test is a strict xfail
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from drkernel.v1 import sandbox_pb2 as pb
+from drkernel.v1 import sandbox_pb2_grpc
+from services.sandbox.tasks import builtin_task
+
+_KEYS = ("task", "expect", "reason", "error", "timing", "gap", "source")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One corpus file and what it declares."""
+
+    path: Path
+    task: str
+    expect: str
+    reason: str = ""
+    error: str = ""
+    timing: bool = False
+    gap: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def request(self, request_id: str | None = None, **options: object) -> pb.EvaluateRequest:
+        return pb.EvaluateRequest(
+            request_id=request_id or self.name,
+            task_name=self.task,
+            reference_source=builtin_task(self.task).source(),
+            candidate_source=self.path.read_text(),
+            options=pb.EvaluateOptions(skip_timing=not self.timing, **options),
+        )
+
+
+def declared(path: Path) -> Candidate:
+    """Reads the ``key: value`` lines of a corpus file's docstring."""
+    docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
+    fields: dict[str, str] = {}
+    for line in docstring.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in _KEYS:
+            fields[key.strip()] = value.strip()
+    missing = {"task", "expect", "source"} - fields.keys()
+    if missing:
+        raise ValueError(f"{path.name}: docstring lacks {sorted(missing)}")
+    if fields["expect"] not in ("HACKED", "not CORRECT", "CORRECT"):
+        raise ValueError(f"{path.name}: unknown expectation {fields['expect']!r}")
+    return Candidate(
+        path=path, task=fields["task"], expect=fields["expect"], reason=fields.get("reason", ""),
+        error=fields.get("error", ""), timing=fields.get("timing") == "on", gap=fields.get("gap", ""),
+    )
+
+
+def load(directory: Path) -> list[Candidate]:
+    """Every corpus file of a directory, by name."""
+    return [declared(path) for path in sorted(directory.glob("*.py"))]
+
+
+def judge_all(address: str, requests: Iterable[pb.EvaluateRequest], timeout_seconds: float = 1200) -> dict[str, pb.EvaluateResponse]:
+    """Sends requests over one EvaluateStream (the server runs them on all its workers) and
+    returns the responses by request id."""
+    with grpc.insecure_channel(address) as channel:
+        stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
+        return {r.request_id: r for r in stub.EvaluateStream(iter(list(requests)), timeout=timeout_seconds)}
+
+
+def describe(response: pb.EvaluateResponse) -> str:
+    """A response in one line, for assertion messages."""
+    return (f"{pb.Verdict.Name(response.verdict)}: {response.error[:400]!r} "
+            f"hack_reasons={list(response.hack_reasons)}")
+
+
+def matches(candidate: Candidate, response: pb.EvaluateResponse) -> bool:
+    """Whether the response is what the candidate's docstring expects."""
+    if candidate.expect == "HACKED":
+        return response.verdict == pb.VERDICT_HACKED and any(candidate.reason in r for r in response.hack_reasons)
+    if candidate.expect == "CORRECT":
+        return response.verdict == pb.VERDICT_CORRECT
+    return response.verdict != pb.VERDICT_CORRECT and candidate.error in response.error
