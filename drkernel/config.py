@@ -21,6 +21,8 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from drkernel.errors import InvalidArgument
+
 CONFIG_ENV_VAR = "DRKERNEL_CONFIG"
 
 
@@ -361,8 +363,21 @@ class Settings(BaseSettings):
     policy: PolicySettings = PolicySettings()
 
 
+def _check_environment() -> None:
+    """pydantic-settings ignores variables naming no section; a typo must not be silent."""
+    sections = set(Settings.model_fields)
+    for name in os.environ:
+        if name.startswith("DRKERNEL_") and name != CONFIG_ENV_VAR:
+            section = name.removeprefix("DRKERNEL_").split("__", 1)[0].lower()
+            if section not in sections:
+                raise InvalidArgument(
+                    f"environment variable {name} names no settings section; known: {', '.join(sorted(sections))}"
+                )
+
+
 def load_settings(config_file: Path | None = None) -> Settings:
     """Builds the settings from the defaults, an optional YAML file and the environment."""
+    _check_environment()
     env_path = os.environ.get(CONFIG_ENV_VAR)
     path = config_file or (Path(env_path) if env_path else None)
     if path is not None and not path.is_file():

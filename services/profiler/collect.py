@@ -30,6 +30,13 @@ TRITON_RANGE_PREFIX = "triton::"
 BANDWIDTH_BYTES_PER_US = 3.0e6
 MATH_RATE_FLOPS_PER_US = 4.0e8
 _ASSUMED_ELEMENT_BYTES = 4
+# Operators that only allocate or reinterpret memory: no device kernel, no modelled time.
+_NO_KERNEL_OPS = frozenset({
+    "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::view", "aten::reshape", "aten::_reshape_alias",
+    "aten::as_strided", "aten::t", "aten::transpose", "aten::permute", "aten::expand", "aten::unsqueeze",
+    "aten::squeeze", "aten::select", "aten::slice", "aten::alias", "aten::detach", "aten::lift_fresh",
+    "aten::resolve_conj", "aten::resolve_neg", "aten::unflatten", "aten::flatten", "aten::numpy_T",
+})
 
 # launches, bytes moved and FLOPs per interpreted Triton kernel since the last call
 Traffic = Callable[[], dict[str, tuple[int, int, int]]]
@@ -70,7 +77,7 @@ def profile_calls(
                 times[event.name] += float(event.time_range.elapsed_us())
     else:
         for event in prof.events():
-            if event.cpu_parent is None and event.name.startswith("aten::"):
+            if event.cpu_parent is None and event.name.startswith("aten::") and event.name not in _NO_KERNEL_OPS:
                 numel = sum(math.prod(shape) for shape in event.input_shapes if shape)
                 launches[event.name] += 1
                 times[event.name] += modeled_us(2 * numel * _ASSUMED_ELEMENT_BYTES, event.flops or 0)

@@ -80,7 +80,8 @@ class Launcher:
     def _namespaces_usable(self) -> bool:
         if self.settings.mode == "none" or self.bwrap is None:
             return False
-        probe = [self.bwrap, *self._namespace_flags(), "--ro-bind", "/", "/", "--", "true"]
+        # The same mounts a real sandbox needs (a masked /proc, say, makes --proc fail).
+        probe = [self.bwrap, *self._namespace_flags(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "true"]
         try:
             return subprocess.run(probe, capture_output=True, timeout=20).returncode == 0
         except (OSError, subprocess.TimeoutExpired):

@@ -42,6 +42,8 @@ EVALUATION_SECONDS = prometheus_client.Histogram(
     buckets=(0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300, 900),
 )
 BUSY_WORKERS = prometheus_client.Gauge("drkernel_sandbox_busy_workers", "Workers evaluating now.", ["device"])
+WORKERS = prometheus_client.Gauge("drkernel_sandbox_workers", "Worker slots.", ["device"])
+QUEUE_CAPACITY = prometheus_client.Gauge("drkernel_sandbox_queue_capacity", "Requests that may wait.", ["device"])
 REWARD = prometheus_client.Histogram(
     "drkernel_sandbox_reward", "Rewards handed out.", buckets=(0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5)
 )
@@ -108,6 +110,8 @@ class Scheduler:
         """Starts every worker (in parallel) and the loops that feed them."""
         await asyncio.gather(*(w.start() for workers in self.workers.values() for w in workers))
         for device, workers in self.workers.items():
+            WORKERS.labels(device).set(len(workers))
+            QUEUE_CAPACITY.labels(device).set(self.queues[device].maxsize)
             for worker in workers:
                 self._consumers.append(asyncio.create_task(self._consume(device, worker)))
         log.info("sandbox workers ready", workers=[w.id for ws in self.workers.values() for w in ws])

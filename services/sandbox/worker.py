@@ -114,6 +114,7 @@ class Worker:
         self.slot = slot
         self.device = device
         self.id = device if device.startswith("cuda") else f"cpu:{slot}"
+        self.kind = "cuda" if device.startswith("cuda") else "cpu"
         self.settings = settings
         self.launcher = launcher
         self.root = run_dir / self.id.replace(":", "-")
@@ -162,7 +163,7 @@ class Worker:
         assert isinstance(ready, JudgeReady)
         self.device_name = ready.device_name
         if self._judge_starts:
-            JUDGE_RESTARTS.labels(self.id).inc()
+            JUDGE_RESTARTS.labels(self.kind).inc()
         self._judge_starts += 1
         self._judge_jobs = 0
         return judge
@@ -267,7 +268,7 @@ class Worker:
         done, _ = await asyncio.wait({reply}, timeout=timeout_seconds)
         timed_out = not done
         if timed_out:
-            TIMEOUTS.labels(self.id).inc()
+            TIMEOUTS.labels(self.kind).inc()
             await candidate.kill()
             done, _ = await asyncio.wait({reply}, timeout=_JUDGE_GRACE_SECONDS)
         if not done or reply.exception() is not None:
@@ -294,7 +295,7 @@ class Worker:
         return response
 
     async def _explain_death(self, candidate: _Process, response: pb.EvaluateResponse) -> None:
-        CANDIDATE_DEATHS.labels(self.id).inc()
+        CANDIDATE_DEATHS.labels(self.kind).inc()
         try:
             returncode = await asyncio.wait_for(candidate.process.wait(), 5)
         except asyncio.TimeoutError:

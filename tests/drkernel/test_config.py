@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from drkernel.config import load_settings
+from drkernel.errors import InvalidArgument
 
 
 def test_defaults_match_the_documented_recipe():
@@ -42,3 +43,15 @@ def test_unknown_keys_and_bad_values_are_errors(tmp_path):
         load_settings(inverted)
     with pytest.raises(FileNotFoundError):
         load_settings(tmp_path / "missing.yaml")
+
+
+def test_environment_variable_naming_no_section_is_an_error(monkeypatch):
+    monkeypatch.setenv("DRKERNEL_SANDBX__CPU_WORKERS", "4")
+    with pytest.raises(InvalidArgument, match="DRKERNEL_SANDBX__CPU_WORKERS names no settings section"):
+        load_settings()
+
+
+def test_environment_variable_with_unknown_field_is_an_error(monkeypatch):
+    monkeypatch.setenv("DRKERNEL_SANDBOX__CPU_WROKERS", "4")
+    with pytest.raises(ValidationError, match="cpu_wrokers"):
+        load_settings()

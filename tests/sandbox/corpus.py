@@ -12,6 +12,7 @@ that say which built-in task it is judged against and what the judge must conclu
 from __future__ import annotations
 
 import ast
+import concurrent.futures
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.tasks import builtin_task
 
 _KEYS = ("task", "expect", "reason", "error", "timing", "gap", "source")
+_IN_FLIGHT = 6  # more than the test server's workers, so none waits for the next request
 
 
 @dataclass(frozen=True)
@@ -75,22 +77,39 @@ def load(directory: Path) -> list[Candidate]:
     return [declared(path) for path in sorted(directory.glob("*.py"))]
 
 
-def judge_all(address: str, requests: Iterable[pb.EvaluateRequest], timeout_seconds: float = 1200) -> dict[str, pb.EvaluateResponse]:
-    """Sends requests over one EvaluateStream (the server runs them on all its workers) and
-    returns the responses by request id."""
+Outcome = pb.EvaluateResponse | grpc.RpcError
+
+
+def judge_all(address: str, requests: Iterable[pb.EvaluateRequest], timeout_seconds: float = 1200) -> dict[str, Outcome]:
+    """Judges requests concurrently (enough in flight to keep every worker busy) and returns
+    each response, or the RPC error it got, by request id. Unary calls rather than one
+    EvaluateStream: a request that fails with an RPC error ends a whole stream, and here one
+    finding must not hide the others."""
+
+    def one(request: pb.EvaluateRequest) -> tuple[str, Outcome]:
+        try:
+            return request.request_id, stub.Evaluate(request, timeout=timeout_seconds)
+        except grpc.RpcError as error:
+            return request.request_id, error
+
     with grpc.insecure_channel(address) as channel:
         stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
-        return {r.request_id: r for r in stub.EvaluateStream(iter(list(requests)), timeout=timeout_seconds)}
+        with concurrent.futures.ThreadPoolExecutor(_IN_FLIGHT) as pool:
+            return dict(pool.map(one, list(requests)))
 
 
-def describe(response: pb.EvaluateResponse) -> str:
+def describe(response: Outcome) -> str:
     """A response in one line, for assertion messages."""
+    if isinstance(response, grpc.RpcError):
+        return f"RPC error {response.code().name}: {response.details()}"
     return (f"{pb.Verdict.Name(response.verdict)}: {response.error[:400]!r} "
             f"hack_reasons={list(response.hack_reasons)}")
 
 
-def matches(candidate: Candidate, response: pb.EvaluateResponse) -> bool:
+def matches(candidate: Candidate, response: Outcome) -> bool:
     """Whether the response is what the candidate's docstring expects."""
+    if isinstance(response, grpc.RpcError):
+        return False
     if candidate.expect == "HACKED":
         return response.verdict == pb.VERDICT_HACKED and any(candidate.reason in r for r in response.hack_reasons)
     if candidate.expect == "CORRECT":

@@ -20,7 +20,7 @@ def test_correct_kernel_passes_every_stage_and_variant(sandbox_stub):
     assert response.verdict == pb.VERDICT_CORRECT, response.error
     assert stage_status(response) == {
         "syntax": "passed", "load": "passed", "compile": "passed", "tiny_run": "passed",
-        "correctness": "passed", "timing": "passed",
+        "correctness": "passed", "timing": "passed", "profile": "passed",
     }
     variants = {pb.InputVariant.Name(c.variant) for c in response.checks if c.passed}
     assert variants == {
@@ -36,8 +36,9 @@ def test_correct_kernel_passes_every_stage_and_variant(sandbox_stub):
     # CPU timing is reported but never valid and never yields a speedup.
     assert not response.timing.valid and response.speedup == 0.0
     assert response.timing.candidate.trials == 3 and response.timing.candidate.median_us > 0
-    assert response.reward == pytest.approx(0.5)
-    assert response.furthest_stage == pb.STAGE_TIMING
+    assert 0.99 < response.coverage <= 1.0
+    assert response.reward == pytest.approx(0.5 + 0.5 * response.coverage)
+    assert response.furthest_stage == pb.STAGE_PROFILE
     assert response.device_name == "cpu"
     assert "Correct on 6 input variant(s)" in response.feedback
 

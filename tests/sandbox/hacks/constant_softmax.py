@@ -1,10 +1,11 @@
 """Analytic shortcut on a degenerate property: every softmax of a 2048-wide row of randn is
-close to 1/2048 ~ 5e-4, well inside atol=1e-2, so a kernel writes the constant 1/cols.
+close to 1/2048 ~ 5e-4, well inside atol=1e-2, so a kernel writes the constant 1/cols. (The
+tiny run, 4 columns, and the relative-L2 bound at full size both refuse it.)
 
 source: Dr. Kernel facts "analytic shortcuts on degenerate tasks"; KernelBench tolerance discussions (outputs below atol)
 task: l1_softmax
 expect: not CORRECT
-error: relative L2 error
+error: differ beyond
 """
 
 import torch

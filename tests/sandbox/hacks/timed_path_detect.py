@@ -7,6 +7,7 @@ task: l1_relu
 timing: on
 expect: HACKED
 reason: returned a different result than the reference
+gap: the timed-run fingerprint (sum and L1 norm within n*atol) cannot tell a stale result from a fresh one; see the report
 """
 
 import sys
@@ -40,7 +41,7 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         if _being_timed() and x.shape in self.last:
-            relu_kernel[(1,)](x, torch.empty_like(x), 1024, BLOCK=1024)
+            relu_kernel[(1,)](x, torch.empty_like(x), min(1024, x.numel()), BLOCK=1024)
             return self.last[x.shape].clone()
         y = torch.empty_like(x)
         relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)

@@ -5,7 +5,7 @@ Without instrumentation, a "no Triton ran" check has nothing to look at.
 source: KernelGym patches JITFunction/launchers in-process; attacking that instrumentation (METR 2025: patching the evaluator)
 task: l1_relu
 expect: HACKED
-reason: GridExecutor.__call__
+reason: interpreter_builder.set_grid_dim
 """
 
 import torch

@@ -19,6 +19,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def split_tf32_kernel(
     x_ptr, hi_ptr, lo_ptr, R, C, stride_xr, stride_xc, stride_or, stride_oc,
@@ -83,18 +94,18 @@ class ModelNew(nn.Module):
         f32 = dict(dtype=torch.float32, device=A.device)
         a_hi, a_lo = torch.empty((M, K), **f32), torch.empty((M, K), **f32)
         bt_hi, bt_lo = torch.empty((N, K), **f32), torch.empty((N, K), **f32)
-        block_r = min(64, triton.next_power_of_2(max(M, K, N)))
-        split_tf32_kernel[(triton.cdiv(M, block_r), triton.cdiv(K, block_r))](
+        block_r = min(64, next_pow2(max(M, K, N)))
+        split_tf32_kernel[(cdiv(M, block_r), cdiv(K, block_r))](
             A, a_hi, a_lo, M, K, A.stride(0), A.stride(1), K, 1, BLOCK_R=block_r, BLOCK_C=block_r, num_warps=4
         )
-        split_tf32_kernel[(triton.cdiv(K, block_r), triton.cdiv(N, block_r))](
+        split_tf32_kernel[(cdiv(K, block_r), cdiv(N, block_r))](
             B, bt_hi, bt_lo, K, N, B.stride(0), B.stride(1), 1, K, BLOCK_R=block_r, BLOCK_C=block_r, num_warps=4
         )
         C = torch.empty((M, N), dtype=A.dtype, device=A.device)
-        block_m = min(128, max(16, triton.next_power_of_2(M)))
-        block_n = min(128, max(16, triton.next_power_of_2(N)))
-        block_k = min(32, max(16, triton.next_power_of_2(K)))
-        matmul_3xtf32_kernel[(triton.cdiv(M, block_m) * triton.cdiv(N, block_n),)](
+        block_m = min(128, max(16, next_pow2(M)))
+        block_n = min(128, max(16, next_pow2(N)))
+        block_k = min(32, max(16, next_pow2(K)))
+        matmul_3xtf32_kernel[(cdiv(M, block_m) * cdiv(N, block_n),)](
             a_hi, a_lo, bt_hi, bt_lo, C, M, N, K, C.stride(0), C.stride(1),
             BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8, num_warps=8, num_stages=3,
         )

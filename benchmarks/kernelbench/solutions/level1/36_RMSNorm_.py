@@ -16,6 +16,17 @@ import triton
 import triton.language as tl
 
 
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b). Host-side sizes use these plain-Python twins of triton.cdiv and
+    triton.next_power_of_2: those are constexpr functions that cost microseconds per host call."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
 @triton.jit
 def rmsnorm_kernel(
     x_ptr, out_ptr, channels, spatial, eps,
@@ -57,9 +68,9 @@ class ModelNew(nn.Module):
         out = torch.empty_like(x)
         batch, channels = x.shape[0], x.shape[1]
         spatial = math.prod(x.shape[2:])
-        block_c = min(triton.next_power_of_2(channels), 128)
-        block_p = min(triton.next_power_of_2(spatial), max(16, 8192 // block_c))
-        grid = (triton.cdiv(spatial, block_p), batch)
+        block_c = min(next_pow2(channels), 128)
+        block_p = min(next_pow2(spatial), max(16, 8192 // block_c))
+        grid = (cdiv(spatial, block_p), batch)
         rmsnorm_kernel[grid](
             x, out, channels, spatial, float(self.eps),
             BLOCK_C=block_c, BLOCK_P=block_p, ONE_TILE=channels <= block_c, num_warps=8,

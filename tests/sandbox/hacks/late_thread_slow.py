@@ -1,0 +1,37 @@
+"""Returns an unfilled output at once and lets a background thread run the kernel a quarter
+of a second later, long after forward returned: whatever the output held when forward
+returned is what gets judged.
+
+source: Wafer field guide (2026), timing attack "thread injection"
+task: l1_relu
+expect: not CORRECT
+error: differ beyond
+"""
+
+import threading
+import time
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=mask), 0.0), mask=mask)
+
+
+def _later(x, y):
+    time.sleep(0.25)
+    relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        relu_kernel[(1,)](x, torch.empty_like(x), 1, BLOCK=16)  # warm-up
+        y = torch.zeros_like(x)
+        threading.Thread(target=_later, args=(x, y), daemon=True).start()
+        return y
