@@ -138,6 +138,9 @@ class TimingSettings(_Section):
         ),
     )
     max_calls_per_trial: int = Field(100, ge=1, le=1024, description="Cap on calls per trial.")
+    long_call_us: float = Field(
+        1000.0, gt=0, description="Calls longer than this need only three warm-up trials, not warmup_trials."
+    )
     l2_flush_bytes: int = Field(
         256 * 2**20, ge=0, description="Bytes written before every trial to flush L2."
     )

@@ -94,17 +94,15 @@ class CandidateClient:
             raise RuntimeError("shared GPU outputs on a CPU evaluation")
         return cuda_share.import_tensor(fd, meta.nbytes, dtype, meta.shape, self._device)
 
-    def ready(self) -> str:
-        """Waits for the process to finish starting; returns its device name."""
-        reply, _ = self._call(None, Ready)
-        assert isinstance(reply, Ready)
-        return reply.device_name
+    def ready(self) -> None:
+        """Waits for the process to finish starting."""
+        self._call(None, Ready)
 
-    def load(self, candidate_source: str, inputs_source: str, spec: RunSpec) -> int:
-        """Imports the candidate and builds ModelNew; returns its parameter count."""
+    def load(self, candidate_source: str, inputs_source: str, spec: RunSpec) -> Loaded:
+        """Imports the candidate and builds ModelNew (parameter count and device name back)."""
         reply, _ = self._call(Load(candidate_source=candidate_source, inputs_source=inputs_source, spec=Spec.of(spec)), Loaded)
         assert isinstance(reply, Loaded)
-        return reply.parameters
+        return reply
 
     def run(self, spec: RunSpec, late_write_wait_seconds: float) -> CandidateRun:
         """One checked forward call."""

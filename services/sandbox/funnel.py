@@ -171,16 +171,18 @@ class Evaluation:
         return "parsed"
 
     def _load(self) -> str:
-        self.response.device_name = self.candidate.ready()
+        self.candidate.ready()
         try:
             self._reference_outputs(self._spec())
         except ReferenceError as error:
             raise BadTask(f"the reference fails on its own inputs: {error}") from error
         try:
-            parameters = self.candidate.load(self.request.candidate_source, self.task.inputs_source, self._spec())
+            loaded = self.candidate.load(self.request.candidate_source, self.task.inputs_source, self._spec())
         except CandidateFailed as failure:
-            raise _Stop(pb.VERDICT_COMPILE_ERROR, str(failure)) from failure
-        return f"ModelNew built ({parameters} parameters)"
+            verdict = pb.VERDICT_RUNTIME_ERROR if failure.kind == "runtime" else pb.VERDICT_COMPILE_ERROR
+            raise _Stop(verdict, str(failure)) from failure
+        self.response.device_name = loaded.device_name
+        return f"ModelNew built ({loaded.parameters} parameters)"
 
     def _compile(self) -> str:
         self.tiny_spec = self._choose_tiny_spec()
@@ -275,7 +277,6 @@ class Evaluation:
             if again > speedup:
                 report.CopyFrom(first)
             speedup = min(speedup, again)
-        report.warmup_trials = warmups
         if not cuda:
             report.invalid_reason = "CPU interpreter timing is not comparable to GPU execution"
             return f"{trials} interpreter trial(s), not valid for speedup"
@@ -313,7 +314,9 @@ class Evaluation:
         ref_gap: list[float] = []
         cand_gap: list[float] = []
         calls = 1
-        for trial in range(warmups + trials):
+        fastest = math.inf
+        trial = 0
+        while trial < warmups + trials:
             spec = self._spec(inputs=first_input + trial)
             order = (True, False) if trial % 2 == 0 else (False, True)
             for is_reference in order:
@@ -338,15 +341,22 @@ class Evaluation:
                     "inputs (outputs cached or computed differently while timed)"
                 )
             self._stop_if_hacked()
+            if trial < warmups and trial >= 2 and min(ref_stream, cand_stream) * calls > timing.long_call_us:
+                warmups = trial + 1  # long calls: three warm-ups are plenty, the rest would only cost
             if trial >= warmups:
                 ref_us.append(ref_stream)
                 cand_us.append(cand_stream)
                 ref_gap.append(ref_device - ref_stream)
                 cand_gap.append(cand_device - cand_stream)
-            elif trial == 0 and self.device.type == "cuda":
-                fastest = max(min(ref_stream, cand_stream), 1.0)
-                calls = max(1, min(timing.max_calls_per_trial, math.ceil(timing.min_trial_us / fastest)))
+            elif self.device.type == "cuda":
+                # Calls per trial are chosen halfway through the warm-ups from the fastest
+                # single calls seen, once first-call costs are gone, and then kept.
+                fastest = min(fastest, ref_stream, cand_stream)
+                if trial == (warmups - 1) // 2:
+                    calls = max(1, min(timing.max_calls_per_trial, math.ceil(timing.min_trial_us / max(fastest, 1.0))))
+            trial += 1
         self.response.timing.calls_per_trial = calls
+        self.response.timing.warmup_trials = warmups
         hidden_us = statistics.median(cand_gap) - statistics.median(ref_gap)
         if self.device.type == "cuda" and hidden_us > self.settings.timing.side_stream_slack_us:
             reason = (

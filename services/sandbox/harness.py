@@ -122,6 +122,13 @@ class Harness:
     # Commands ---------------------------------------------------------------------------
 
     def load(self, command: Any) -> Any:
+        if self.device.type == "cuda":
+            # The CUDA context is created only now, inside this evaluation: a warm process
+            # creating one while another evaluation is being timed would disturb its timing.
+            torch.cuda.init()
+            torch.cuda.set_device(self.device)
+        self.clock.prepare()
+        device_name = torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else "cpu"
         path = Path(self.own_file)
         path.write_text(command.candidate_source)
         spec = importlib.util.spec_from_file_location("candidate", path)
@@ -139,15 +146,19 @@ class Harness:
         self.runner = ModelRunner(
             command.inputs_source, lambda _constants: model_class, self.device, self.scratch
         )
-        model, _ = self._build(command.spec.to_run_spec())
-        return Loaded(parameters=sum(p.numel() for p in model.parameters())), b"", []
+        model = self._model(command.spec.to_run_spec())
+        return Loaded(parameters=sum(p.numel() for p in model.parameters()), device_name=device_name), b"", []
 
-    def _build(self, spec: Any) -> tuple[Any, list[Any]]:
+    def _model(self, spec: Any) -> Any:
         try:
-            model = self.runner.model(spec)
+            return self.runner.model(spec)
+        except torch.OutOfMemoryError as error:
+            raise CandidateError("runtime", "out of memory building ModelNew: " + describe_exception(error, self.own_file)) from error
         except BaseException as error:  # noqa: BLE001
             raise CandidateError("construct", "building ModelNew failed: " + describe_exception(error, self.own_file)) from error
-        return model, self.runner.inputs(spec)
+
+    def _build(self, spec: Any) -> tuple[Any, list[Any]]:
+        return self._model(spec), self.runner.inputs(spec)
 
     def _forward(self, model: Any, inputs: list[Any], spec: Any) -> Any:
         try:
@@ -215,7 +226,7 @@ class Harness:
 
     def time_trial(self, command: Any) -> Any:
         spec = command.spec.to_run_spec()
-        model, _ = self._build(spec)
+        model = self._model(spec)
         inputs = [self.runner.inputs(spec.call(index)) for index in range(command.calls)]
         self.recorder.take()
         trial = self.clock.time([lambda x=x: self._forward(model, x, spec) for x in inputs])
@@ -278,18 +289,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     faulthandler.enable()
     sock = socket.socket(fileno=args.fd)
-    device = torch.device(args.device)
-    if device.type == "cuda":
-        device = torch.device("cuda", 0)  # the sandbox sees only its own GPU
-        torch.cuda.init()
-        torch.cuda.set_device(device)
-        device_name = torch.cuda.get_device_name(device)
-    else:
-        device_name = "cpu"
+    # The sandbox sees only its own GPU, as device 0.
+    device = torch.device("cuda", 0) if args.device.startswith("cuda") else torch.device("cpu")
     harness = Harness(sock, device, Path.cwd(), args.l2_flush_bytes)
     if args.seccomp:
         seccomp_policy.install()
-    send(sock, Ready(device_name=device_name))
+    send(sock, Ready())
     harness.serve()
     sock.close()
     os._exit(0)

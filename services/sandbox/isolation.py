@@ -57,6 +57,7 @@ class ProcessSpec:
     uid: int | None
     pass_fds: tuple[int, ...]
     memory_limit: bool
+    cpus: tuple[int, ...] = ()
 
 
 class Launcher:
@@ -188,9 +189,14 @@ class Launcher:
             for path in (spec.scratch, spec.scratch / "tmp"):
                 os.chown(path, spec.uid, spec.uid)
         program = [sys.executable, "-m", spec.module, *spec.args]
+        outside = [*self._pinning(spec), *self._limits(spec)]
         if self.namespaces:
-            return [*self._limits(spec), *self._bwrap_args(spec), *self._drop_privileges(spec), *program], None, spec.scratch
-        return [*self._limits(spec), *self._drop_privileges(spec), *program], self.environment(spec, spec.scratch), spec.scratch
+            return [*outside, *self._bwrap_args(spec), *self._drop_privileges(spec), *program], None, spec.scratch
+        return [*outside, *self._drop_privileges(spec), *program], self.environment(spec, spec.scratch), spec.scratch
+
+    def _pinning(self, spec: ProcessSpec) -> list[str]:
+        """taskset in front of the command when the process gets cores of its own."""
+        return ["taskset", "--cpu-list", ",".join(map(str, spec.cpus))] if spec.cpus else []
 
     def _limits(self, spec: ProcessSpec) -> list[str]:
         """prlimit in front of the command: no Python runs between fork and exec (unsafe in a

@@ -35,6 +35,7 @@ class Judge:
         self.module_dir = scratch / "modules"
         self.module_dir.mkdir(exist_ok=True)
         self.clock = Clock(device, settings.timing.l2_flush_bytes)
+        self.clock.prepare()
         self.cache = OutputCache(settings.reference_cache_bytes)
         self.references: OrderedDict[str, Reference] = OrderedDict()
 
@@ -60,6 +61,8 @@ class Judge:
             return JobDone(candidate_lost=False, bad_task=str(error)), pb.EvaluateResponse(request_id=request.request_id)
         finally:
             client.close()
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()  # give the next candidate the memory this one used
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -136,14 +136,14 @@ class Ready(_Message):
     """The candidate process is up, instrumented and waiting."""
 
     kind: Literal["ready"] = "ready"
-    device_name: str
 
 
 class Loaded(_Message):
-    """The candidate module imported and ModelNew was built."""
+    """The candidate module imported and ModelNew was built on the named device."""
 
     kind: Literal["loaded"] = "loaded"
     parameters: int
+    device_name: str
 
 
 class Problem(_Message):

@@ -13,6 +13,7 @@ built, before candidate code runs, so patching timers cannot change a measuremen
 from __future__ import annotations
 
 import ctypes
+import gc
 import math
 import statistics
 import time
@@ -87,12 +88,18 @@ class TrialTiming:
 
 
 class Clock:
-    """Times forward calls with functions captured at construction."""
+    """Times forward calls with functions captured at construction.
+
+    Construction touches no device, so that a process can be started (and captured) long
+    before it may create a CUDA context; ``prepare()`` allocates the device state and must run
+    before any candidate code does.
+    """
 
     def __init__(self, device: torch.device, l2_flush_bytes: int) -> None:
         self.device = device
         self._perf_counter = time.perf_counter
         self._cuda = device.type == "cuda"
+        self._l2_flush_bytes = l2_flush_bytes
         if not self._cuda:
             return
         base = torch._C._CudaEventBase
@@ -101,15 +108,31 @@ class Clock:
         self._event_sync: Callable[[Any], None] = base.synchronize
         self._device_sync: Callable[[], None] = torch._C._cuda_synchronize
         self._zero: Callable[[torch.Tensor], Any] = torch._C.TensorBase.zero_
-        self._stream = torch.cuda.current_stream(device)
-        self._events = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
-        self._flush = torch.empty(max(l2_flush_bytes, 1), dtype=torch.uint8, device=device)
+        self._current_stream = torch.cuda.current_stream
+        self._new_event = torch.cuda.Event
+
+    def prepare(self) -> None:
+        """Allocates the events and the L2 flush buffer (creates the CUDA context)."""
+        if not self._cuda:
+            return
+        self._stream = self._current_stream(self.device)
+        self._events = [self._new_event(enable_timing=True) for _ in range(3)]
+        self._flush = torch.empty(max(self._l2_flush_bytes, 1), dtype=torch.uint8, device=self.device)
         self._reset_persisting_l2 = _persisting_l2_reset()
 
     def time(self, runs: Sequence[Callable[[], Any]]) -> TrialTiming:
         """Runs the calls back to back under the clock; times are per call. Several calls
         per trial (each on its own inputs) keep launch-bound kernels above timer noise."""
         calls = len(runs)
+        collecting = gc.isenabled()
+        gc.disable()  # a collection inside the timed region would be charged to the kernel
+        try:
+            return self._time(runs, calls)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _time(self, runs: Sequence[Callable[[], Any]], calls: int) -> TrialTiming:
         if not self._cuda:
             start = self._perf_counter()
             outputs = [run() for run in runs]

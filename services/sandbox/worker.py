@@ -125,18 +125,27 @@ class Worker:
         self._judge_jobs = 0
         self._judge_starts = 0
         self._spares: deque[asyncio.Task[_Process]] = deque()
+        # A GPU worker's judge and candidates get two cores each of their own, so that the
+        # host side of launch-bound kernels is timed on quiet cores (when there are enough).
+        cores = sorted(os.sched_getaffinity(0))
+        first = 4 * (slot - settings.cpu_workers) if self.kind == "cuda" else -1
+        pinned = self.kind == "cuda" and first >= 0 and len(cores) >= first + 4
+        self._judge_cpus = tuple(cores[first : first + 2]) if pinned else ()
+        self._candidate_cpus = tuple(cores[first + 2 : first + 4]) if pinned else ()
         uid_base = settings.isolation.uid_base
         self._candidate_uid = uid_base + 2 * slot
         self._judge_uid = uid_base + 2 * slot + 1
 
     # Processes ----------------------------------------------------------------------------
 
-    async def _spawn(self, module: str, args: tuple[str, ...], scratch: Path, uid: int, memory_limit: bool) -> _Process:
+    async def _spawn(
+        self, module: str, args: tuple[str, ...], scratch: Path, uid: int, memory_limit: bool, cpus: tuple[int, ...]
+    ) -> _Process:
         ours, theirs = socket.socketpair()
         spec = ProcessSpec(
             module=module, args=(*args, "--fd", str(theirs.fileno())), scratch=scratch,
             device="cpu" if self.device == "cpu" else self.device, uid=uid,
-            pass_fds=(theirs.fileno(),), memory_limit=memory_limit,
+            pass_fds=(theirs.fileno(),), memory_limit=memory_limit, cpus=cpus,
         )
         argv, env, cwd = self.launcher.command(spec)
         try:
@@ -154,7 +163,10 @@ class Worker:
         scratch.mkdir(parents=True)
         (scratch / "settings.json").write_text(self.settings.model_dump_json())
         device = "cuda" if self.device != "cpu" else "cpu"
-        judge = await self._spawn("services.sandbox.judge", ("--settings", "settings.json", "--device", device), scratch, self._judge_uid, memory_limit=False)
+        judge = await self._spawn(
+            "services.sandbox.judge", ("--settings", "settings.json", "--device", device), scratch,
+            self._judge_uid, memory_limit=False, cpus=self._judge_cpus,
+        )
         try:
             ready, _ = await asyncio.wait_for(asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, 0), _START_TIMEOUT_SECONDS)
         except (asyncio.TimeoutError, ProtocolError, OSError) as error:
@@ -174,7 +186,10 @@ class Worker:
         args = ("--device", "cuda" if self.device != "cpu" else "cpu", "--l2-flush-bytes", str(self.settings.timing.l2_flush_bytes))
         if self.launcher.seccomp:
             args += ("--seccomp",)
-        return await self._spawn("services.sandbox.harness", args, scratch, self._candidate_uid, memory_limit=self.device == "cpu")
+        return await self._spawn(
+            "services.sandbox.harness", args, scratch, self._candidate_uid,
+            memory_limit=self.device == "cpu", cpus=self._candidate_cpus,
+        )
 
     def _prepare_spares(self) -> None:
         while len(self._spares) < self.settings.warm_candidates:
@@ -185,7 +200,8 @@ class Worker:
         waiting is replaced)."""
         while True:
             candidate = await self._spares.popleft()
-            self._prepare_spares()
+            if not self._spares:
+                self._prepare_spares()  # none left warm: start one now rather than after
             if candidate.process.returncode is None:
                 return candidate
             log.warning("warm candidate died while waiting", worker=self.id, output=await candidate.output.text())
@@ -248,6 +264,7 @@ class Worker:
             response = await self._await_judgement(judge, candidate, request, timeout_seconds)
         finally:
             await candidate.kill()
+            self._prepare_spares()  # after, not during, the evaluation it would disturb
             self._save_cache(request.candidate_source, candidate)
             shutil.rmtree(candidate.scratch, ignore_errors=True)
             self.busy = False
