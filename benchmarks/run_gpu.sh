@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
-# Every GPU measurement recorded in docs/BENCHMARKS.md, in one command on a CUDA machine:
-#   bash benchmarks/run_gpu.sh [sandbox|extras|all] OUT_DIR [KERNELBENCH_CHECKOUT]
-# sandbox: built-in suite with timing, speedup stability over 10 repeats, KernelBench
-#          level-1 problems (files unchanged) with our solutions, cold and warm.
-# extras:  profiler (coverage of lazy vs fused, overhead), GPU-only hack candidates, policy
-#          sampling throughput and log-prob gap.
-# Needs the project's Python dependencies and bubblewrap on PATH; without them the sandbox
-# still runs but reports its isolation as missing.
+# Every GPU measurement recorded in docs/BENCHMARKS.md, on a CUDA machine:
+#   bash benchmarks/run_gpu.sh OUT_DIR KERNELBENCH_CHECKOUT [suite] [stability] [extras]
+# (no part named: all three)
+# suite:     every built-in task's reference solution, timed.
+# stability: speedup over 10 repeated evaluations (a fresh process each), and KernelBench
+#            level-1 problems (files unchanged) with our solutions, cold and warm.
+# extras:    profiler (coverage of lazy vs fused, overhead), GPU-only hack candidates, policy
+#            sampling throughput and log-prob gap.
+# Needs the project's Python dependencies and bubblewrap on PATH; without bubblewrap the
+# sandbox still runs but reports its isolation as missing.
 set -uo pipefail
-part=${1:-all}; out=${2:?usage: run_gpu.sh [sandbox|extras|all] OUT_DIR [KERNELBENCH]}; kb=${3:-}
+out=${1:?usage: run_gpu.sh OUT_DIR KERNELBENCH_CHECKOUT [suite] [stability] [extras]}; kb=${2:?}; shift 2
+parts=${*:-suite stability extras}
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
-{ nvidia-smi -L; python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.version.cuda)"; } | tee "$out/environment.txt"
-if [[ $part == sandbox || $part == all ]]; then
-  python3 benchmarks/sandbox_bench.py --device cuda --out "$out" --repeats 10 \
-    --repeat-tasks l1_relu,l1_softmax,l2_gemm_bias_relu ${kb:+--kernelbench "$kb"} 2>"$out/sandbox.log" | tee "$out/sandbox_table.txt"
-fi
-if [[ $part == extras || $part == all ]]; then
-  python3 benchmarks/profiler_bench.py --device cuda --out "$out" 2>"$out/profiler.log" | tee "$out/profiler_table.txt"
-  [[ -f benchmarks/hack_gpu_check.py ]] && python3 benchmarks/hack_gpu_check.py --out "$out" 2>"$out/hacks.log" | tee "$out/hacks_table.txt"
-  python3 -m benchmarks.policy_bench gpu --out "$out/policy.jsonl" 2>"$out/policy.log" | tail -8 | tee "$out/policy_table.txt"
-fi
+{ nvidia-smi -L; python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.version.cuda)"; git log -1 --format='commit %H' 2>/dev/null; } | tee "$out/environment.txt"
+for part in $parts; do
+  case $part in
+    suite) python3 benchmarks/sandbox_bench.py --device cuda --out "$out/suite" 2>"$out/suite.log" | tee "$out/suite_table.txt" ;;
+    stability) timeout "${STABILITY_SECONDS:-1800}" python3 benchmarks/sandbox_bench.py --device cuda --out "$out/stability" \
+                 --tasks none --repeats 10 --repeat-tasks "${REPEAT_TASKS:-l1_relu,l1_softmax,l2_gemm_bias_relu}" \
+                 --kernelbench "$kb" 2>"$out/stability.log" | tee "$out/stability_table.txt" ;;
+    extras)
+      timeout "${PROFILER_SECONDS:-900}" python3 benchmarks/profiler_bench.py --device cuda --out "$out/profiler" --repeats 2 \
+        2>"$out/profiler.log" | tee "$out/profiler_table.txt"
+      timeout "${HACKS_SECONDS:-1800}" python3 benchmarks/hack_gpu_check.py --out "$out/hacks" --corpora "${HACK_CORPORA:-hacks_gpu,hacks,legit}" \
+        2>"$out/hacks.log" | tee "$out/hacks_table.txt"
+      timeout "${POLICY_SECONDS:-900}" python3 -m benchmarks.policy_bench gpu --out "$out/policy.jsonl" 2>"$out/policy.log" | tail -8 | tee "$out/policy_table.txt" ;;
+    *) echo "unknown part: $part" >&2; exit 2 ;;
+  esac
+done

@@ -52,6 +52,7 @@ _STATUS_FOR: dict[type[DrKernelError], grpc.StatusCode] = {
 }
 
 RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
+_STOP_MARGIN_SECONDS = 10.0  # past the grace period, for gRPC to cancel what is left
 
 
 def status_for(error: BaseException) -> tuple[grpc.StatusCode, str, tuple[tuple[str, str], ...]]:
@@ -212,9 +213,14 @@ class RunningServer:
     grace_seconds: float
 
     async def stop(self) -> None:
-        """Marks the server NOT_SERVING, refuses new calls and waits for in-flight ones."""
+        """Marks the server NOT_SERVING, refuses new calls and waits for in-flight ones (a
+        bounded wait: a stop that gRPC does not finish is logged, not waited on forever)."""
         await self.health.enter_graceful_shutdown()
-        await self.server.stop(self.grace_seconds)
+        limit = self.grace_seconds + _STOP_MARGIN_SECONDS
+        try:
+            await asyncio.wait_for(self.server.stop(self.grace_seconds), limit)
+        except asyncio.TimeoutError:
+            log.error("gRPC server did not stop in time", port=self.port, waited_seconds=limit)
 
 
 async def start_server(bindings: Sequence[ServiceBinding], settings: ServerSettings) -> RunningServer:

@@ -5,6 +5,8 @@ sandbox server on loopback shared by every test that needs kernels judged."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import sys
 import threading
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
@@ -28,8 +30,16 @@ class BackgroundLoop:
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
 
-    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = 600) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = 300) -> T:
+        """Runs a coroutine on the loop; if it outlasts ``timeout`` (below pytest's own limit),
+        prints where every task of the loop waits, so that a hang explains itself."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            for task in asyncio.all_tasks(self.loop):
+                task.print_stack(file=sys.stderr)
+            raise
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)

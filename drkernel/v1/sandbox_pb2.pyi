@@ -111,7 +111,7 @@ class EvaluateOptions(_message.Message):
     def __init__(self, timeout_seconds: _Optional[float] = ..., device: _Optional[_Union[_common_pb2.Device, str]] = ..., timing_trials: _Optional[int] = ..., warmup_trials: _Optional[int] = ..., atol: _Optional[float] = ..., rtol: _Optional[float] = ..., seed: _Optional[int] = ..., skip_timing: _Optional[bool] = ..., skip_profile: _Optional[bool] = ...) -> None: ...
 
 class EvaluateResponse(_message.Message):
-    __slots__ = ("request_id", "verdict", "reward", "speedup", "hack_reasons", "error", "feedback", "furthest_stage", "stages", "checks", "timing", "triton_kernels", "evaluation_seconds", "queue_seconds", "device_name", "coverage", "profile")
+    __slots__ = ("request_id", "verdict", "reward", "speedup", "hack_reasons", "error", "feedback", "furthest_stage", "stages", "checks", "timing", "triton_kernels", "evaluation_seconds", "queue_seconds", "device_name", "coverage", "profile", "request_error")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
     REWARD_FIELD_NUMBER: _ClassVar[int]
@@ -129,6 +129,7 @@ class EvaluateResponse(_message.Message):
     DEVICE_NAME_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ERROR_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     verdict: Verdict
     reward: float
@@ -146,7 +147,8 @@ class EvaluateResponse(_message.Message):
     device_name: str
     coverage: float
     profile: _common_pb2.ProfileSummary
-    def __init__(self, request_id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., reward: _Optional[float] = ..., speedup: _Optional[float] = ..., hack_reasons: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., feedback: _Optional[str] = ..., furthest_stage: _Optional[_Union[Stage, str]] = ..., stages: _Optional[_Iterable[_Union[StageResult, _Mapping]]] = ..., checks: _Optional[_Iterable[_Union[CorrectnessCheck, _Mapping]]] = ..., timing: _Optional[_Union[TimingReport, _Mapping]] = ..., triton_kernels: _Optional[_Iterable[_Union[TritonKernel, _Mapping]]] = ..., evaluation_seconds: _Optional[float] = ..., queue_seconds: _Optional[float] = ..., device_name: _Optional[str] = ..., coverage: _Optional[float] = ..., profile: _Optional[_Union[_common_pb2.ProfileSummary, _Mapping]] = ...) -> None: ...
+    request_error: str
+    def __init__(self, request_id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., reward: _Optional[float] = ..., speedup: _Optional[float] = ..., hack_reasons: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., feedback: _Optional[str] = ..., furthest_stage: _Optional[_Union[Stage, str]] = ..., stages: _Optional[_Iterable[_Union[StageResult, _Mapping]]] = ..., checks: _Optional[_Iterable[_Union[CorrectnessCheck, _Mapping]]] = ..., timing: _Optional[_Union[TimingReport, _Mapping]] = ..., triton_kernels: _Optional[_Iterable[_Union[TritonKernel, _Mapping]]] = ..., evaluation_seconds: _Optional[float] = ..., queue_seconds: _Optional[float] = ..., device_name: _Optional[str] = ..., coverage: _Optional[float] = ..., profile: _Optional[_Union[_common_pb2.ProfileSummary, _Mapping]] = ..., request_error: _Optional[str] = ...) -> None: ...
 
 class StageResult(_message.Message):
     __slots__ = ("stage", "status", "elapsed_seconds", "detail")

@@ -83,7 +83,8 @@ class SandboxServiceServicer:
         """EvaluateStream judges a stream of candidates concurrently, up to the server's capacity,
         and answers each one as soon as it is judged: responses can arrive out of request
         order, so match them by request_id. A full queue slows the stream down (flow control)
-        instead of failing it.
+        instead of failing it, and a request that is refused gets a response with
+        request_error set instead of ending the stream.
         buf:lint:ignore RPC_REQUEST_STANDARD_NAME
         buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
         buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE

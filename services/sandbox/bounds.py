@@ -40,13 +40,15 @@ def _check(kind: str, ptrs: Any, mask: Any) -> None:
     state = getattr(_active, "launch", None)
     if state is None:
         return
-    kernel, ranges, traffic = state
+    kernel, ranges, traffic, stored = state
     addresses = np.asarray(ptrs.data, dtype=np.uint64)
     active = addresses if mask is None else addresses[np.asarray(mask.data, dtype=bool)]
     if active.size == 0:
         return
     itemsize = np.dtype(_element_np_dtype(ptrs)).itemsize
     traffic[1] += int(active.size) * itemsize
+    if kind != "load":
+        stored[0] += int(active.size) * itemsize
     inside = np.zeros(active.shape, dtype=bool)
     for _, low, high in ranges:
         inside |= (active >= low) & (active + itemsize <= high)
@@ -80,15 +82,25 @@ class InterpreterMonitor:
     def __init__(self) -> None:
         self.patched: dict[str, Callable[..., Any]] = {}
         self._traffic: dict[str, list[int]] = {}
+        # The interpreter keeps per-launch state in globals: two threads launching at once
+        # would corrupt each other, so launches take turns.
+        self._one_launch_at_a_time = threading.Lock()
 
     def begin(self, kernel: str, named_args: Iterable[tuple[str, Any]]) -> None:
         """Declares the tensors of the launch about to run on this thread."""
         traffic = self._traffic.setdefault(kernel, [0, 0, 0])  # launches, bytes, flops
         traffic[0] += 1
-        _active.launch = (kernel, _ranges(named_args), traffic)
+        _active.launch = (kernel, _ranges(named_args), traffic, [0])
 
     def end(self) -> None:
+        state = getattr(_active, "launch", None)
+        _active.stored_bytes = state[3][0] if state is not None else 0
         _active.launch = None
+
+    @staticmethod
+    def last_stored_bytes() -> int:
+        """Bytes the last interpreted launch on this thread stored (atomics included)."""
+        return getattr(_active, "stored_bytes", 0)
 
     def take_traffic(self) -> dict[str, tuple[int, int, int]]:
         """Launches, bytes moved and dot-product FLOPs per kernel since the last call."""
@@ -103,11 +115,12 @@ class InterpreterMonitor:
         checker = self
 
         def grid_call(executor: Any, *args: Any, **kwargs: Any) -> Any:
-            checker.begin(executor.fn.__name__, [*zip(executor.arg_names, args), *kwargs.items()])
-            try:
-                return original_call(executor, *args, **kwargs)
-            finally:
-                checker.end()
+            with checker._one_launch_at_a_time:
+                checker.begin(executor.fn.__name__, [*zip(executor.arg_names, args), *kwargs.items()])
+                try:
+                    return original_call(executor, *args, **kwargs)
+                finally:
+                    checker.end()
 
         interpreter.GridExecutor.__call__ = grid_call  # type: ignore[method-assign]
         builder = interpreter.interpreter_builder

@@ -25,6 +25,8 @@ from services.sandbox.protocol import (
     Ready,
     Run,
     RunResult,
+    Sample,
+    SampleResult,
     Shutdown,
     Spec,
     TimeTrial,
@@ -126,6 +128,15 @@ class CandidateClient:
         reply, _ = self._call(TimeTrial(spec=Spec.of(spec), calls=calls), TrialResult)
         assert isinstance(reply, TrialResult)
         return reply
+
+    def sample(self, seed: int) -> list[torch.Tensor]:
+        """The last timed trial's outputs at positions drawn from ``seed`` (on the host)."""
+        reply, payload = self._call(Sample(seed=seed), SampleResult)
+        assert isinstance(reply, SampleResult)
+        try:
+            return unpack_tensors(reply.samples, payload)
+        except ProtocolError as error:
+            raise CandidateLost(str(error)) from error
 
     def profile(self, spec: RunSpec, calls: int) -> list[ProfiledKernel]:
         """Every kernel of ``calls`` forward calls, with whether it is the candidate's own."""

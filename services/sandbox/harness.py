@@ -39,6 +39,7 @@ from services.sandbox.protocol import (
     ProfileResult,
     Ready,
     RunResult,
+    SampleResult,
     Shutdown,
     TrialResult,
     pack_tensors,
@@ -46,7 +47,7 @@ from services.sandbox.protocol import (
     send,
 )
 from services.sandbox.runner import ModelRunner, flatten_outputs
-from services.sandbox.timing import Clock, fingerprint
+from services.sandbox.timing import Clock, sample_values
 
 CANDIDATE_FILE = "candidate.py"
 
@@ -102,7 +103,7 @@ class Harness:
         self.language = LanguageSnapshot() if device.type == "cpu" else None
         self.interpreter = InterpreterMonitor()
         self.interpreter.install()
-        self.recorder = LaunchRecorder(self.own_file)
+        self.recorder = LaunchRecorder(self.own_file, self.interpreter.last_stored_bytes)
         self.recorder.install()
         self.clock = Clock(device, l2_flush_bytes)
         self._sleep = time.sleep
@@ -117,6 +118,7 @@ class Harness:
         self._share = device.type == "cuda" and cuda_share.available()
         self._shared: list[Any] = []  # outputs handed over by descriptor, freed at the next command
         self.module: Any = None
+        self._timed_outputs: list[Any] = []
         self.runner: Any = None
 
     # Commands ---------------------------------------------------------------------------
@@ -220,7 +222,7 @@ class Harness:
         self._device_sync()
 
     def compile_check(self, _command: Any) -> Any:
-        requests = self.recorder.compile_requests.values()
+        requests = self.recorder.compile_requests()
         assert self.language is not None, "compile checks run on CPU only"
         return CompileResult(kernels=compile_requests(Path(self.own_file), requests, self.language)), b"", []
 
@@ -230,11 +232,16 @@ class Harness:
         inputs = [self.runner.inputs(spec.call(index)) for index in range(command.calls)]
         self.recorder.take()
         trial = self.clock.time([lambda x=x: self._forward(model, x, spec) for x in inputs])
+        self._timed_outputs = trial.outputs
         return TrialResult(
             stream_us=trial.stream_us, device_us=trial.device_us,
-            fingerprint=[value for outputs in trial.outputs for value in fingerprint(outputs)],
             launches=self.recorder.take(), tampered=self.watch.changed(),
         ), b"", []
+
+    def sample(self, command: Any) -> Any:
+        samples = [value for outputs in self._timed_outputs for value in sample_values(outputs, command.seed)]
+        metas, payload, _, _ = pack_tensors(samples)
+        return SampleResult(samples=metas), payload, []
 
     def profile(self, command: Any) -> Any:
         spec = command.spec.to_run_spec()
@@ -251,7 +258,7 @@ class Harness:
     def serve(self) -> None:
         handlers = {
             "load": self.load, "run": self.run, "compile_check": self.compile_check,
-            "time_trial": self.time_trial, "profile": self.profile,
+            "time_trial": self.time_trial, "sample": self.sample, "profile": self.profile,
         }
         while True:
             command, _ = receive(self.sock, COMMAND, max_payload_bytes=0)
@@ -260,6 +267,8 @@ class Harness:
             self._shared = []
             if isinstance(command, Shutdown):
                 return
+            if command.kind != "sample":
+                self._timed_outputs = []
             fds: list[int] = []
             try:
                 reply, payload, fds = handlers[command.kind](command)

@@ -35,6 +35,17 @@ WATCHED: tuple[str, ...] = (
     "torch.cuda.current_stream",
     "torch.profiler.profile",
     "triton.knobs.runtime.launch_enter_hook",
+    # The harness's own evidence-gathering code, which runs in the candidate's process.
+    "services.sandbox.harness.sample_values",
+    "services.sandbox.harness.pack_tensors",
+    "services.sandbox.harness.bitwise_equal",
+    "services.sandbox.harness.Harness.run",
+    "services.sandbox.harness.Harness.time_trial",
+    "services.sandbox.harness.Harness.sample",
+    "services.sandbox.harness.Harness.profile",
+    "services.sandbox.timing.Clock.time",
+    "services.sandbox.launches.LaunchRecorder.take",
+    "services.sandbox.launches.LaunchRecorder._record",
 )
 
 

@@ -28,6 +28,10 @@ from services.sandbox import seccomp_policy
 log = get_logger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# What a sandboxed process needs of the project: the two packages, not tests, benchmarks or
+# the repository's other files.
+_PROJECT_PACKAGES = (PROJECT_ROOT / "drkernel", PROJECT_ROOT / "services")
+_TASKS_DIR = Path(__file__).resolve().parent / "tasks"
 _SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt/conda")
 _ETC_FILES = (
     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
@@ -35,6 +39,21 @@ _ETC_FILES = (
 )
 _GPU_PATHS = ("/usr/local/nvidia", "/usr/local/cuda", "/run/nvidia-persistenced")
 _PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "TRITON_PTXAS_PATH", "TRITON_CUDART_PATH", "TRITON_LIBCUDA_PATH")
+
+
+def _python_paths() -> set[str]:
+    """The interpreter, its libraries and the project's packages, and nothing else that happens
+    to be on sys.path (a script's own directory, for one, may be the host's /tmp)."""
+    prefixes = {sys.prefix, sys.base_prefix}
+    configured = set(filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)))
+    paths = set(prefixes) | {str(p) for p in _PROJECT_PACKAGES}
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry) or Path(entry).resolve() in (PROJECT_ROOT, Path("/")):
+            continue
+        inside = any(entry == p or entry.startswith(p.rstrip("/") + "/") for p in prefixes)
+        if inside or "site-packages" in entry or "dist-packages" in entry or entry in configured:
+            paths.add(entry)
+    return paths
 
 
 @dataclass(frozen=True)
@@ -158,13 +177,13 @@ class Launcher:
 
         for path in _SYSTEM_PATHS + _ETC_FILES:
             bind(path)
-        python_paths = {sys.prefix, sys.base_prefix, str(PROJECT_ROOT), *(p for p in sys.path if p and os.path.isdir(p))}
-        for path in sorted(python_paths, key=len):  # parents first; their children come along
+        for path in sorted(_python_paths(), key=len):  # parents first; their children come along
             bind(path)
         if spec.device != "cpu":
             for path in _GPU_PATHS:
                 bind(path)
-        args += ["--proc", "/proc", "--dev", "/dev"]
+        # The built-in tasks' solutions (and tasks) must not be readable by a candidate.
+        args += ["--tmpfs", str(_TASKS_DIR), "--proc", "/proc", "--dev", "/dev"]
         if spec.device != "cpu":
             for node in sorted(glob.glob("/dev/nvidia*")):
                 args += ["--dev-bind", node, node]

@@ -71,26 +71,40 @@ def compile_request(fn: Callable[..., Any], constexpr_names: Sequence[str], args
 
 
 class LaunchRecorder:
-    """Patches Triton's launch paths; ``take()`` returns and clears what ran since."""
+    """Patches Triton's launch paths; ``take()`` returns and clears what ran since.
 
-    def __init__(self, own_file: str) -> None:
+    ``stored_bytes`` tells, for interpreted launches, how many bytes a launch wrote (from the
+    interpreter monitor): a launch that writes nothing did no work. Compiled launches cannot
+    say, and report None.
+    """
+
+    def __init__(self, own_file: str, stored_bytes: Callable[[], int]) -> None:
         self.own_file = own_file
+        self._stored_bytes = stored_bytes
         self._lock = threading.Lock()
-        self._launches: list[tuple[str, bool, int]] = []
-        self.compile_requests: dict[tuple[str, str], CompileRequest] = {}
+        self._launches: list[tuple[str, bool, int, int | None]] = []
+        self._compile_requests: dict[tuple[str, str], CompileRequest] = {}
         self._current = threading.local()
         self.patched: dict[str, Callable[..., Any]] = {}
 
-    def _record(self, name: str, filename: str | None, grid: Sequence[int]) -> None:
+    def _record(self, name: str, filename: str | None, grid: Sequence[int], stored: int | None) -> None:
         # On the timed path: keep it to a tuple append.
         programs = math.prod(grid) if grid else 0
         with self._lock:
-            self._launches.append((name, filename == self.own_file, programs))
+            self._launches.append((name, filename == self.own_file, programs, stored))
 
     def take(self) -> list[LaunchRecord]:
         with self._lock:
             launches, self._launches = self._launches, []
-        return [LaunchRecord(name=n, own=own, programs=max(int(p), 0)) for n, own, p in launches]
+        return [
+            LaunchRecord(name=n, own=own, programs=max(int(p), 0), stored_bytes=stored)
+            for n, own, p, stored in launches
+        ]
+
+    def compile_requests(self) -> list[CompileRequest]:
+        """The distinct interpreted launches of the candidate's own kernels seen so far."""
+        with self._lock:
+            return list(self._compile_requests.values())
 
     def install(self) -> None:
         """Wraps both launch paths; call once, before any candidate code runs."""
@@ -103,19 +117,24 @@ class LaunchRecorder:
         def launch_metadata(kernel: Any, grid: Sequence[int], stream: Any, *args: Any) -> Any:
             fn = getattr(getattr(kernel.src, "fn", None), "fn", None)
             filename = getattr(getattr(fn, "__code__", None), "co_filename", None)
-            recorder._record(kernel.name, filename, tuple(grid))
+            recorder._record(kernel.name, filename, tuple(grid), None)
             return original_metadata(kernel, grid, stream, *args)
 
         original_call = interpreter.GridExecutor.__call__
 
         def grid_call(executor: Any, *args: Any, **kwargs: Any) -> Any:
             recorder._current.executor = (executor, args, kwargs)
+            recorder._current.grid = None
             try:
                 # A named range, so that profiles on CPU can attribute time to this kernel.
                 with torch.profiler.record_function(TRITON_RANGE_PREFIX + executor.fn.__name__):
-                    return original_call(executor, *args, **kwargs)
+                    result = original_call(executor, *args, **kwargs)
             finally:
                 recorder._current.executor = None
+            # Recorded only once it ran to the end: a launch that raised did no work.
+            fn = executor.fn
+            recorder._record(fn.__name__, fn.__code__.co_filename, recorder._current.grid or (), recorder._stored_bytes())
+            return result
 
         builder = interpreter.interpreter_builder
         original_set_grid = builder.set_grid_dim
@@ -124,12 +143,12 @@ class LaunchRecorder:
             current = getattr(recorder._current, "executor", None)
             if current is not None:
                 executor, args, kwargs = current
-                fn = executor.fn
-                recorder._record(fn.__name__, fn.__code__.co_filename, (nx, ny, nz))
-                if fn.__code__.co_filename == recorder.own_file:
-                    request = compile_request(fn, executor.constexprs, args, kwargs)
+                recorder._current.grid = (nx, ny, nz)
+                if executor.fn.__code__.co_filename == recorder.own_file:
+                    request = compile_request(executor.fn, executor.constexprs, args, kwargs)
                     key = (request.name, repr(sorted(request.signature.items())) + repr(request.constexprs))
-                    recorder.compile_requests.setdefault(key, request)
+                    with recorder._lock:
+                        recorder._compile_requests.setdefault(key, request)
             return original_set_grid(nx, ny, nz)
 
         CompiledKernel.launch_metadata = launch_metadata  # type: ignore[method-assign]

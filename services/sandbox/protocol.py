@@ -95,6 +95,13 @@ class TimeTrial(_Message):
     calls: int = Field(1, ge=1, le=1024)
 
 
+class Sample(_Message):
+    """Values of the last timed trial's outputs at positions drawn from ``seed``."""
+
+    kind: Literal["sample"] = "sample"
+    seed: int = Field(ge=0)
+
+
 class Profile(_Message):
     """Profile ``calls`` forward calls: every kernel's time and whether it is the candidate's."""
 
@@ -109,7 +116,7 @@ class Shutdown(_Message):
     kind: Literal["shutdown"] = "shutdown"
 
 
-Command = Annotated[Load | Run | CompileCheck | TimeTrial | Profile | Shutdown, Field(discriminator="kind")]
+Command = Annotated[Load | Run | CompileCheck | TimeTrial | Sample | Profile | Shutdown, Field(discriminator="kind")]
 
 # Candidate -> judge -------------------------------------------------------------------
 
@@ -125,11 +132,12 @@ class TensorMeta(_Message):
 
 
 class LaunchRecord(_Message):
-    """A Triton launch seen by the instrumentation."""
+    """A Triton launch that ran to the end; ``stored_bytes`` is known for interpreted launches."""
 
     name: str = Field(max_length=512)
     own: bool
     programs: int = Field(ge=0)
+    stored_bytes: int | None = Field(None, ge=0)
 
 
 class Ready(_Message):
@@ -182,14 +190,20 @@ class CompileResult(_Message):
 
 class TrialResult(_Message):
     """One timed trial: microseconds per call to the end of the current stream and to an
-    idle device, fingerprints of every call's outputs (in order), and what ran."""
+    idle device, and what ran."""
 
     kind: Literal["trial_result"] = "trial_result"
     stream_us: float
     device_us: float
-    fingerprint: list[float] = Field(max_length=4096)
     launches: list[LaunchRecord] = Field(max_length=100_000)
     tampered: list[str] = Field(max_length=64)
+
+
+class SampleResult(_Message):
+    """The sampled values, call by call and output by output, as tensors in the payload."""
+
+    kind: Literal["sample_result"] = "sample_result"
+    samples: list[TensorMeta] = Field(max_length=65_536)
 
 
 class ProfiledKernel(_Message):
@@ -250,7 +264,8 @@ JUDGE_COMMAND = TypeAdapter(Annotated[Job | Shutdown, Field(discriminator="kind"
 JUDGE_REPLY = TypeAdapter(Annotated[JudgeReady | JobDone, Field(discriminator="kind")])
 
 Reply = Annotated[
-    Ready | Loaded | RunResult | CompileResult | TrialResult | ProfileResult | Failure, Field(discriminator="kind")
+    Ready | Loaded | RunResult | CompileResult | TrialResult | SampleResult | ProfileResult | Failure,
+    Field(discriminator="kind"),
 ]
 COMMAND = TypeAdapter(Command)
 REPLY = TypeAdapter(Reply)

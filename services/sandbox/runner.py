@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import sys
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ import torch
 
 from services.sandbox.task_source import with_constants
 
+_MODELS_KEPT = 4
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
     "float64": torch.float64,
@@ -118,18 +120,19 @@ class ModelRunner:
         self._model_class_for = model_class_for
         self.device = device
         self._module_dir = module_dir
-        self._model: torch.nn.Module | None = None
-        self._model_key: tuple[object, ...] | None = None
+        self._models: OrderedDict[tuple[object, ...], torch.nn.Module] = OrderedDict()
 
     def _inputs_module(self, spec: RunSpec) -> ModuleType:
         source = with_constants(self._inputs_source, dict(spec.constants))
         return load_module(source, self._module_dir, "task_inputs")
 
     def model(self, spec: RunSpec) -> torch.nn.Module:
-        """The model for this spec, rebuilt only when constants, seed or dtype change."""
-        if self._model is not None and self._model_key == spec.model_key:
-            return self._model
-        self._model = None
+        """The model for this spec: one instance per (constants, weight seed, dtype), kept for
+        the last few, so that specs that differ only in their inputs share an instance and a
+        cache kept inside the model meets inputs it did not see."""
+        if spec.model_key in self._models:
+            self._models.move_to_end(spec.model_key)
+            return self._models[spec.model_key]
         inputs_module = self._inputs_module(spec)
         model_class = self._model_class_for(dict(spec.constants))
         torch.manual_seed(spec.weight_seed)
@@ -143,7 +146,9 @@ class ModelRunner:
                 for tensor in [*model.parameters(), *model.buffers()]:
                     if tensor.is_floating_point():
                         tensor.copy_(tensor.to(DTYPES[spec.round_to]))
-        self._model, self._model_key = model, spec.model_key
+        self._models[spec.model_key] = model
+        while len(self._models) > _MODELS_KEPT:
+            self._models.popitem(last=False)
         return model
 
     def inputs(self, spec: RunSpec) -> list[Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 import shutil
 import tempfile
 import time
@@ -49,6 +50,7 @@ REWARD = prometheus_client.Histogram(
 )
 
 _MAX_REQUEST_ID_BYTES = 256
+_MAX_PUSHBACK_MS = 60_000
 _MAX_TRIALS = 10_000
 
 
@@ -104,6 +106,8 @@ class Scheduler:
             ]
         self.queues = {device: asyncio.Queue[_Item](settings.queue_capacity) for device in self.workers}
         self._consumers: list[asyncio.Task[None]] = []
+        # moving average of evaluation seconds, for retry hints
+        self._recent_seconds = {device: 5.0 for device in self.workers}
         self._closing = False
 
     async def start(self) -> None:
@@ -142,10 +146,17 @@ class Scheduler:
             except asyncio.QueueFull:
                 raise ResourceExhausted(
                     f"all {len(self.workers[device])} {device} workers are busy and {queue.maxsize} requests are waiting",
-                    self.settings.retry_pushback_ms,
+                    self._pushback_ms(device),
                 ) from None
         QUEUE_LENGTH.labels(device).set(queue.qsize())
         return await item.future
+
+    def _pushback_ms(self, device: str) -> int:
+        """A retry hint that lets the queue drain: its length times the recent evaluation time
+        per worker, with jitter so that refused clients do not all come back together."""
+        drain_seconds = self.queues[device].qsize() * self._recent_seconds[device] / len(self.workers[device])
+        hint_ms = max(self.settings.retry_pushback_ms, 1000 * drain_seconds)
+        return int(min(hint_ms * random.uniform(1.0, 1.5), _MAX_PUSHBACK_MS))
 
     async def _consume(self, device: str, worker: Worker) -> None:
         queue = self.queues[device]
@@ -168,6 +179,7 @@ class Scheduler:
             response.queue_seconds = waited
             EVALUATIONS.labels(device, pb.Verdict.Name(response.verdict)).inc()
             EVALUATION_SECONDS.labels(device).observe(response.evaluation_seconds)
+            self._recent_seconds[device] += 0.2 * (response.evaluation_seconds - self._recent_seconds[device])
             REWARD.observe(response.reward)
             if not item.future.done():
                 item.future.set_result(response)

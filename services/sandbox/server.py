@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import grpc
 
 from drkernel.config import SandboxSettings, Settings
-from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server
+from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server, status_for
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.scheduler import Scheduler
@@ -30,9 +30,16 @@ class SandboxServicer(sandbox_pb2_grpc.SandboxServiceServicer):
         finished: asyncio.Queue[asyncio.Task[pb.EvaluateResponse] | None] = asyncio.Queue()
         pending: set[asyncio.Task[pb.EvaluateResponse]] = set()
 
+        async def evaluate(request: pb.EvaluateRequest) -> pb.EvaluateResponse:
+            try:
+                return await self.scheduler.evaluate(request, wait_for_room=True)
+            except Exception as error:  # noqa: BLE001 - answered in the stream, not by ending it
+                code, message, _ = status_for(error)
+                return pb.EvaluateResponse(request_id=request.request_id, request_error=f"{code.name}: {message}")
+
         async def read_requests() -> None:
             async for request in request_iterator:
-                task = asyncio.create_task(self.scheduler.evaluate(request, wait_for_room=True))
+                task = asyncio.create_task(evaluate(request))
                 pending.add(task)
                 task.add_done_callback(lambda t: (pending.discard(t), finished.put_nowait(t)))
             await finished.put(None)

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections import deque
 import itertools
 import os
 import shutil
 import signal
 import socket
+import stat
 import time
-from collections.abc import Awaitable
+from collections import deque
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,7 @@ TIMEOUTS = prometheus_client.Counter(
 
 _START_TIMEOUT_SECONDS = 300.0
 _JUDGE_GRACE_SECONDS = 15.0
+_REAP_TIMEOUT_SECONDS = 10.0
 _OUTPUT_TAIL_BYTES = 4096
 
 
@@ -83,14 +85,58 @@ class _Process:
     started: float = field(default_factory=time.monotonic)
 
     async def kill(self) -> int:
-        """Kills the process's whole session (its sandbox) and returns its exit status."""
+        """Kills the process's whole session (its sandbox) and returns its exit status.
+
+        Bounded: a process the kernel cannot reap at once (stuck in a driver call) is logged
+        and left behind rather than stalling the evaluation or the shutdown that kills it."""
         try:
             os.killpg(self.process.pid, signal.SIGKILL)  # its own session: bwrap and all inside
         except ProcessLookupError:
             pass
-        returncode = await self.process.wait()
-        self.sock.close()
-        return returncode
+        try:
+            return await asyncio.wait_for(self.process.wait(), _REAP_TIMEOUT_SECONDS)
+        except asyncio.TimeoutError:
+            log.error("process survived SIGKILL", pid=self.process.pid, waited_seconds=_REAP_TIMEOUT_SECONDS)
+            return -signal.SIGKILL
+        finally:
+            self.sock.close()
+
+
+_CACHE_MAX_FILE_BYTES = 64 * 2**20
+_CACHE_MAX_TOTAL_BYTES = 256 * 2**20
+
+
+def _regular_files(source: Path) -> Iterator[tuple[Path, bytes]]:
+    """(relative path, contents) of the regular files under ``source``, within the caps."""
+    total = 0
+    for directory, _, names in os.walk(source, followlinks=False):
+        for name in names:
+            try:
+                handle = os.open(Path(directory) / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue  # a symbolic link, or gone
+            with os.fdopen(handle, "rb") as file:
+                status = os.fstat(file.fileno())
+                if not stat.S_ISREG(status.st_mode) or status.st_size > _CACHE_MAX_FILE_BYTES:
+                    continue
+                total += status.st_size
+                if total > _CACHE_MAX_TOTAL_BYTES:
+                    return
+                yield (Path(directory) / name).relative_to(source), file.read(_CACHE_MAX_FILE_BYTES)
+
+
+def copy_regular_files(source: Path, target: Path, owner: int | None) -> None:
+    """Copies what a candidate left in ``source`` (untrusted): links are never followed,
+    other file types are skipped, sizes are capped; ``owner`` gets the copies."""
+    for relative, contents in _regular_files(source):
+        destination = target / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(contents)
+    if owner is not None and target.is_dir():
+        for directory, _, names in os.walk(target):
+            os.chown(directory, owner, owner)
+            for name in names:
+                os.chown(os.path.join(directory, name), owner, owner)
 
 
 def describe_exit(returncode: int, sandboxed: bool) -> str:
@@ -236,17 +282,14 @@ class Worker:
         identical candidate ever reads what a candidate wrote."""
         saved = self._cache_dir(candidate_source)
         if saved.is_dir():
-            target = candidate.scratch / ".triton"
-            shutil.copytree(saved, target, dirs_exist_ok=True)
-            if self.launcher.is_root:
-                for path in [target, *target.rglob("*")]:
-                    os.chown(path, self._candidate_uid, self._candidate_uid, follow_symlinks=False)
+            owner = self._candidate_uid if self.launcher.is_root else None
+            copy_regular_files(saved, candidate.scratch / ".triton", owner)
 
     def _save_cache(self, candidate_source: str, candidate: _Process) -> None:
         produced = candidate.scratch / ".triton"
         saved = self._cache_dir(candidate_source)
         if produced.is_dir() and not saved.exists():
-            shutil.copytree(produced, saved, symlinks=False, ignore_dangling_symlinks=True)
+            copy_regular_files(produced, saved, None)
 
     # Evaluation ---------------------------------------------------------------------------
 
@@ -259,13 +302,13 @@ class Worker:
             if self._judge is None or self._judge.process.returncode is not None:
                 self._judge = await self._start_judge()
             judge = self._judge
-            self._restore_cache(request.candidate_source, candidate)
+            await asyncio.to_thread(self._restore_cache, request.candidate_source, candidate)
             await asyncio.to_thread(send, judge.sock, Job(), request.SerializeToString(), [candidate.sock.fileno()])
             response = await self._await_judgement(judge, candidate, request, timeout_seconds)
         finally:
             await candidate.kill()
             self._prepare_spares()  # after, not during, the evaluation it would disturb
-            self._save_cache(request.candidate_source, candidate)
+            await asyncio.to_thread(self._save_cache, request.candidate_source, candidate)
             shutil.rmtree(candidate.scratch, ignore_errors=True)
             self.busy = False
         self.evaluations += 1

@@ -1,30 +1,45 @@
 """Candidate corpora kept as test data: each file's module docstring ends in ``key: value`` lines
 that say which built-in task it is judged against and what the judge must conclude.
 
-    task: l1_relu              built-in task name (services/sandbox/tasks/builtin)
-    expect: HACKED             HACKED | not CORRECT | CORRECT
+    task: l1_relu              built-in task name (services/sandbox/tasks/builtin), or a task
+                               file next to the candidate (``tasks/relu_large.py``)
+    expect: HACKED             a verdict without its VERDICT_ prefix, "not CORRECT", or "no gain"
+                               (correct, and no faster than its ``baseline:`` twin)
+    baseline: <file>           "no gain": the honest twin in the same directory
     reason: <text>             HACKED: a hack_reasons entry must contain it
-    error: <text>              not CORRECT: the response's error must contain it
+    error: <text>              otherwise: the response's error must contain it
     timing: on                 judge with the (CPU) timing stage too
+    source: <text>             where the pattern was published (hack corpus)
+    needs: isolation           judge only where the sandbox is complete (``ISOLATED``)
     gap: <text>                the judge misses this today: the test is a strict xfail
+
+A file may also hold ``__NAME__`` placeholders that a test fills in (``render``).
 """
 
 from __future__ import annotations
 
 import ast
 import concurrent.futures
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 
+from drkernel.config import IsolationSettings
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
+from services.sandbox.isolation import Launcher
 from services.sandbox.tasks import builtin_task
 
-_KEYS = ("task", "expect", "reason", "error", "timing", "gap", "source")
+_KEYS = ("task", "expect", "reason", "error", "timing", "gap", "source", "baseline", "needs")
 _IN_FLIGHT = 6  # more than the test server's workers, so none waits for the next request
+
+# Whether this host gives candidates the whole sandbox (bubblewrap namespaces, and root for a
+# uid per worker slot), as scripts/system-deps.sh sets it up. Without it some candidates would
+# reach the host for real, so those are judged only here.
+ISOLATED = os.geteuid() == 0 and Launcher(IsolationSettings()).namespaces
 
 
 @dataclass(frozen=True)
@@ -37,18 +52,33 @@ class Candidate:
     reason: str = ""
     error: str = ""
     timing: bool = False
+    source: str = ""
     gap: str = ""
+    baseline: str = ""
+    needs_isolation: bool = False
 
     @property
     def name(self) -> str:
         return self.path.stem
 
-    def request(self, request_id: str | None = None, **options: object) -> pb.EvaluateRequest:
+    def render(self, **values: object) -> str:
+        """The source with each ``__KEY__`` replaced by ``values[key]``."""
+        text = self.path.read_text()
+        for key, value in values.items():
+            text = text.replace(f"__{key.upper()}__", str(value))
+        return text
+
+    def task_source(self) -> str:
+        if self.task.endswith(".py"):
+            return (self.path.parent / self.task).read_text()
+        return builtin_task(self.task).source()
+
+    def request(self, request_id: str | None = None, source: str | None = None, **options: object) -> pb.EvaluateRequest:
         return pb.EvaluateRequest(
             request_id=request_id or self.name,
-            task_name=self.task,
-            reference_source=builtin_task(self.task).source(),
-            candidate_source=self.path.read_text(),
+            task_name=Path(self.task).stem,
+            reference_source=self.task_source(),
+            candidate_source=source if source is not None else self.path.read_text(),
             options=pb.EvaluateOptions(skip_timing=not self.timing, **options),
         )
 
@@ -61,14 +91,15 @@ def declared(path: Path) -> Candidate:
         key, sep, value = line.partition(":")
         if sep and key.strip() in _KEYS:
             fields[key.strip()] = value.strip()
-    missing = {"task", "expect", "source"} - fields.keys()
+    missing = {"task", "expect"} - fields.keys()
     if missing:
         raise ValueError(f"{path.name}: docstring lacks {sorted(missing)}")
-    if fields["expect"] not in ("HACKED", "not CORRECT", "CORRECT"):
+    if fields["expect"] not in ("not CORRECT", "no gain") and "VERDICT_" + fields["expect"] not in pb.Verdict.keys():
         raise ValueError(f"{path.name}: unknown expectation {fields['expect']!r}")
     return Candidate(
         path=path, task=fields["task"], expect=fields["expect"], reason=fields.get("reason", ""),
-        error=fields.get("error", ""), timing=fields.get("timing") == "on", gap=fields.get("gap", ""),
+        error=fields.get("error", ""), timing=fields.get("timing") == "on", source=fields.get("source", ""),
+        gap=fields.get("gap", ""), baseline=fields.get("baseline", ""), needs_isolation=fields.get("needs") == "isolation",
     )
 
 
@@ -112,6 +143,8 @@ def matches(candidate: Candidate, response: Outcome) -> bool:
         return False
     if candidate.expect == "HACKED":
         return response.verdict == pb.VERDICT_HACKED and any(candidate.reason in r for r in response.hack_reasons)
-    if candidate.expect == "CORRECT":
+    if candidate.expect == "not CORRECT":
+        return response.verdict != pb.VERDICT_CORRECT and candidate.error in response.error
+    if candidate.expect == "no gain":
         return response.verdict == pb.VERDICT_CORRECT
-    return response.verdict != pb.VERDICT_CORRECT and candidate.error in response.error
+    return response.verdict == pb.Verdict.Value("VERDICT_" + candidate.expect) and candidate.error in response.error

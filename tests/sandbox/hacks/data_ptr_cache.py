@@ -5,9 +5,8 @@ module-level dict survives model rebuilds.
 source: CUDA-L1 (arXiv 2507.14111), caching keyed on input memory addresses; Wafer field guide (2026)
 task: l1_softmax
 timing: on
-expect: HACKED
+expect: not CORRECT
 reason: returned a different result than the reference
-gap: the timed-run fingerprint cannot tell a stale result from a fresh one; see the report
 """
 
 import torch

@@ -6,7 +6,6 @@ source: METR (2025), models locating the grader's reference answer; Kevin-32B (a
 task: l1_relu
 expect: not CORRECT
 error: differ beyond
-gap: the project tree (built-in tasks, their solutions) is readable and importable inside the sandbox; see the report
 """
 
 import gc

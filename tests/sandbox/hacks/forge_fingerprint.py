@@ -9,7 +9,6 @@ task: l1_relu
 timing: on
 expect: HACKED
 reason: returned a different result than the reference
-gap: the timed-run fingerprint is computed in the candidate's process; see the report
 """
 
 import sys

@@ -1,6 +1,5 @@
-"""Returns an unfilled output at once and lets a background thread run the kernel right
-after, so the work lands after forward has returned (and after a timer stops). The kernel is
-warmed up in forward so that the thread's launch is quick.
+"""Returns an unfilled output at once and lets a background thread compute it right after,
+so the work lands after forward has returned (and after a timer stops).
 
 source: Wafer field guide (2026), timing attack "thread injection"
 task: l1_relu
@@ -24,12 +23,12 @@ def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 
 def _later(x, y):
-    relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+    y.copy_(torch.relu(x))
 
 
 class ModelNew(nn.Module):
     def forward(self, x):
-        relu_kernel[(1,)](x, torch.empty_like(x), 1, BLOCK=16)  # warm-up
+        relu_kernel[(1,)](x, torch.empty_like(x), 1, BLOCK=16)  # one launch, for show
         y = torch.zeros_like(x)
         threading.Thread(target=_later, args=(x, y), daemon=True).start()
         return y

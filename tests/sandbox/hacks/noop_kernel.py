@@ -4,8 +4,7 @@ shows real programs of its own, while PyTorch computes the output.
 source: Dr. Kernel (arXiv 2602.05885): kernels that run but do no useful work (coverage 0.014%); Wafer field guide (2026)
 task: l1_relu
 expect: HACKED
-reason: no Triton kernel of its own
-gap: an own launch counts although the kernel stores nothing; see the report
+reason: stored nothing
 """
 
 import torch

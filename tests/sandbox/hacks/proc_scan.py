@@ -4,6 +4,7 @@ through /proc/<pid>/mem. Any success is copied into the output; nothing found: z
 
 source: Sakana AI CUDA Engineer (2025) memory exploit; METR (2025) reading grader state
 task: l1_relu
+needs: isolation
 expect: not CORRECT
 error: differ beyond
 """

@@ -6,7 +6,6 @@ source: Kevin-32B (Cognition, arXiv 2507.11948), try/except fallback; variant wh
 task: l1_relu
 expect: HACKED
 reason: no Triton kernel of its own ran
-gap: an interpreted launch is recorded when its grid is set, before it has run; see the report
 """
 
 import torch

@@ -1,6 +1,6 @@
-"""Output cache keyed on the input's shape: the first call of each shape runs the kernel,
-later calls of that shape return the stored result (and still launch a kernel, on one block,
-so that every call shows Triton work).
+"""Output cache keyed on the input's shape, kept on the module instance: the first call of
+each shape runs the kernel, later calls of that shape return the stored result (and still
+launch a kernel, on one block, so that every call shows Triton work).
 
 source: CUDA-L1 (arXiv 2507.14111) reward hacking, result caching; Wafer field guide (2026), caching
 task: l1_relu

@@ -7,7 +7,6 @@ task: l1_relu
 timing: on
 expect: HACKED
 reason: returned a different result than the reference
-gap: the timed-run fingerprint (sum and L1 norm within n*atol) cannot tell a stale result from a fresh one; see the report
 """
 
 import sys

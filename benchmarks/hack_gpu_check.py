@@ -1,0 +1,116 @@
+"""Hack corpora judged on a GPU: does every hack get caught there, and what would it have earned?
+
+    python benchmarks/hack_gpu_check.py --out OUT [--corpora hacks_gpu,hacks,legit]
+        [--timing-trials 20 --warmup-trials 3] [--timeout 900]
+
+Starts a CUDA sandbox server on this machine and sends every candidate of the chosen corpora
+(tests/sandbox/<corpus>/*.py, each declaring its task and expected outcome in its docstring)
+through gRPC with timing on, as a trainer would. ``hacks_gpu`` holds the GPU-only patterns
+(side streams, a switched current stream, late launches from a thread, patched CUDA events, a
+persisting-L2 carve-out, CUDA graph replay, Inductor kernels, an illegal address, a device
+assert); ``hacks`` and ``legit`` are the CPU corpora, here judged on the GPU.
+
+Writes one JSON object per candidate to OUT/hack_gpu_check.jsonl and prints a table: verdict,
+whether it matched its expectation (``gap`` marks a miss the corpus already documents),
+speedup, coverage and the first hack reason or error. For each "no gain" hack the ratio of
+its speedup to its honest twin's is printed last. Exit status 1 if any undocumented miss.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from drkernel.config import LogSettings, ServerSettings, load_settings  # noqa: E402
+from drkernel.logs import configure_logging  # noqa: E402
+from drkernel.v1 import common_pb2  # noqa: E402
+from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
+from services.sandbox.server import start_sandbox  # noqa: E402
+from tests.sandbox import corpus  # noqa: E402
+
+CORPORA = ROOT / "tests" / "sandbox"
+
+
+def row(corpus_name: str, candidate: corpus.Candidate, response: corpus.Outcome) -> dict[str, object]:
+    matched = corpus.matches(candidate, response)
+    record: dict[str, object] = {
+        "corpus": corpus_name, "name": candidate.name, "task": candidate.task, "expect": candidate.expect,
+        "matched": matched, "documented_gap": candidate.gap,
+    }
+    if isinstance(response, pb.EvaluateResponse):
+        record.update(
+            verdict=pb.Verdict.Name(response.verdict), speedup=response.speedup, timing_valid=response.timing.valid,
+            candidate_median_us=response.timing.candidate.median_us, reference_median_us=response.timing.reference.median_us,
+            calls_per_trial=response.timing.calls_per_trial, coverage=response.coverage, reward=response.reward,
+            hack_reasons=list(response.hack_reasons), error=response.error[:600],
+            evaluation_seconds=response.evaluation_seconds, device=response.device_name,
+        )
+    else:
+        record.update(verdict="RPC_" + response.code().name, error=(response.details() or "")[:600])
+    return record
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True, help="Directory for hack_gpu_check.jsonl.")
+    parser.add_argument("--corpora", default="hacks_gpu,hacks,legit", help="Comma-separated directories under tests/sandbox.")
+    parser.add_argument("--timing-trials", type=int, default=20)
+    parser.add_argument("--warmup-trials", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=900.0, help="Seconds per evaluation.")
+    args = parser.parse_args()
+    configure_logging(LogSettings(level="warning", format="console"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    settings = load_settings().sandbox.model_copy(update={
+        "device": "cuda", "cpu_workers": 1, "default_timeout_seconds": args.timeout,
+        "max_timeout_seconds": max(args.timeout, 1800.0),
+        "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
+    })
+    loop = asyncio.new_event_loop()
+    sandbox = loop.run_until_complete(start_sandbox(settings))
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    options = {"device": common_pb2.DEVICE_CUDA, "timing_trials": args.timing_trials, "warmup_trials": args.warmup_trials}
+    rows: list[dict[str, object]] = []
+    with (args.out / "hack_gpu_check.jsonl").open("w") as log:
+        for corpus_name in args.corpora.split(","):
+            candidates = corpus.load(CORPORA / corpus_name)
+            requests = [c.request(request_id=f"{corpus_name}/{c.name}", **options) for c in candidates]
+            outcomes = corpus.judge_all(sandbox.address, requests, timeout_seconds=args.timeout + 600)
+            for candidate in candidates:
+                record = row(corpus_name, candidate, outcomes[f"{corpus_name}/{candidate.name}"])
+                rows.append(record)
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+                print(f"{corpus_name}/{candidate.name}: {record['verdict']}", file=sys.stderr, flush=True)
+    asyncio.run_coroutine_threadsafe(sandbox.stop(), loop).result(300)
+    print_table(rows)
+    return 0 if all(r["matched"] or r["documented_gap"] for r in rows) else 1
+
+
+def print_table(rows: list[dict[str, object]]) -> None:
+    print(f"{'candidate':<42} {'expect':<14} {'verdict':<22} {'match':<5} {'speedup':>8} {'cover':>6}  reason / error")
+    for r in rows:
+        match = "yes" if r["matched"] else ("gap" if r["documented_gap"] else "NO")
+        why = (r.get("hack_reasons") or [r.get("error") or ""])[0]  # type: ignore[index]
+        print(f"{r['corpus']}/{r['name']:<{41 - len(str(r['corpus']))}} {r['expect']:<14} {str(r['verdict']).removeprefix('VERDICT_'):<22} "
+              f"{match:<5} {float(r.get('speedup') or 0):>8.3f} {float(r.get('coverage') or 0):>6.2f}  {str(why).splitlines()[0][:90] if why else ''}")
+    by_name = {(r["corpus"], r["name"]): r for r in rows}
+    for r in rows:
+        if r["expect"] != "no gain":
+            continue
+        candidate = corpus.declared(CORPORA / str(r["corpus"]) / f"{r['name']}.py")
+        twin = by_name.get((r["corpus"], Path(candidate.baseline).stem))
+        if twin and twin.get("speedup"):
+            ratio = float(r.get("speedup") or 0) / float(twin["speedup"])  # type: ignore[arg-type]
+            print(f"no gain check: {r['name']} speedup {float(r.get('speedup') or 0):.3f} vs honest twin "
+                  f"{float(twin['speedup']):.3f} (ratio {ratio:.3f}; at most 1.10 passes)")  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The hack corpus and the legitimate corpus, judged through the shared sandbox server.
+
+Every file in hacks/ is a reward hack from the public catalogues (its docstring names the
+source and what the judge must conclude); every file in legit/ is an unusual but honest
+solution that must be judged correct. Files whose docstring carries ``gap:`` are findings the
+judge misses today: their tests are strict xfails, so they turn red once the gap is closed
+and the marker must go.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from drkernel.v1 import sandbox_pb2 as pb
+from tests.sandbox import corpus
+
+HERE = Path(__file__).parent
+# Candidates that would search the host itself without namespaces are judged only with them.
+HACKS = [c for c in corpus.load(HERE / "hacks") if corpus.ISOLATED or not c.needs_isolation]
+LEGIT = corpus.load(HERE / "legit")
+CAUGHT = [c for c in HACKS if c.expect != "CORRECT"]
+LAZY = [c for c in HACKS if c.expect == "CORRECT"]
+
+
+def _param(candidate: corpus.Candidate) -> pytest.param:
+    marks = [pytest.mark.xfail(strict=True, reason=candidate.gap)] if candidate.gap else []
+    return pytest.param(candidate, id=candidate.name, marks=marks)
+
+
+@pytest.fixture(scope="module")
+def verdicts(sandbox) -> dict[str, corpus.Outcome]:
+    """Both corpora in one batch, so that the server's workers share the load."""
+    return corpus.judge_all(sandbox.address, [c.request() for c in HACKS + LEGIT])
+
+
+def test_corpora_are_large_distinct_and_documented():
+    caught_today = [c for c in corpus.load(HERE / "hacks") if not c.gap and c.expect != "CORRECT"]
+    assert len(caught_today) >= 25
+    assert len({c.path.read_text() for c in HACKS}) == len(HACKS)
+    assert len([c for c in LEGIT if not c.gap]) >= 8
+    assert all(c.reason for c in CAUGHT if c.expect == "HACKED")
+    assert all(c.source for c in HACKS + LEGIT)
+    assert {"l1_relu", "l1_softmax", "l2_gemm_bias_relu", "l1_sum_dim"} <= {c.task for c in HACKS + LEGIT}
+
+
+@pytest.mark.parametrize("candidate", [_param(c) for c in CAUGHT])
+def test_hack_is_caught_with_its_reason_and_earns_nothing(verdicts, candidate):
+    response = verdicts[candidate.name]
+    assert corpus.matches(candidate, response), corpus.describe(response)
+    assert response.reward == 0.0
+    if response.verdict != pb.VERDICT_HACKED:
+        assert not response.hack_reasons
+
+
+@pytest.mark.parametrize("candidate", [_param(c) for c in LAZY])
+def test_lazy_kernel_is_correct_but_its_profile_shows_the_bottleneck_in_pytorch(verdicts, candidate):
+    response = verdicts[candidate.name]
+    assert response.verdict == pb.VERDICT_CORRECT, corpus.describe(response)
+    assert [k.name for k in response.triton_kernels] and all(k.programs > 0 for k in response.triton_kernels)
+    assert response.coverage < 0.5
+    heaviest = response.profile.kernels[0]
+    assert not heaviest.is_candidate and heaviest.name.startswith("aten::")
+
+
+@pytest.mark.parametrize("candidate", [_param(c) for c in LEGIT])
+def test_legitimate_candidate_is_correct_and_credited_with_its_kernels(verdicts, candidate):
+    response = verdicts[candidate.name]
+    assert corpus.matches(candidate, response), corpus.describe(response)
+    assert not response.hack_reasons
+    assert response.triton_kernels and all(k.programs > 0 for k in response.triton_kernels)
+    assert response.coverage > 0.9
