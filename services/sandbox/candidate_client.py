@@ -106,9 +106,10 @@ class CandidateClient:
         assert isinstance(reply, Loaded)
         return reply
 
-    def run(self, spec: RunSpec, late_write_wait_seconds: float) -> CandidateRun:
-        """One checked forward call."""
-        reply, payload = self._call(Run(spec=Spec.of(spec), late_write_wait_seconds=late_write_wait_seconds), RunResult)
+    def run(self, spec: RunSpec, late_write_wait_seconds: float, *, knock_out: bool = False) -> CandidateRun:
+        """One checked forward call (with ``knock_out``, what its own kernels write is destroyed)."""
+        command = Run(spec=Spec.of(spec), late_write_wait_seconds=late_write_wait_seconds, knock_out=knock_out)
+        reply, payload = self._call(command, RunResult)
         assert isinstance(reply, RunResult)
         fds, self._fds = self._fds, []
         try:

@@ -1,8 +1,8 @@
 """The evaluation funnel, run by the judge: stages in order, stopping at the first failure.
 
 syntax -> load (import, build ModelNew) -> compile (first run; on CPU also an ahead-of-time
-compile for sm_90) -> tiny run (four modes, own Triton kernels every time, tiny correctness)
--> correctness (input variants) -> timing (interleaved with the reference). Every candidate
+compile for sm_90) -> tiny run (four modes, own Triton kernels every time, tiny correctness,
+a knock-out call that destroys the kernels' results) -> correctness (input variants) -> timing (interleaved with the reference). Every candidate
 forward call is checked for launches of the candidate's own kernels, late writes, mutated
 inputs, odd outputs and tampering (services/sandbox/harness.py).
 """
@@ -24,7 +24,7 @@ from drkernel.v1 import sandbox_pb2 as pb
 from services.profiler.collect import KernelTime, method
 from services.profiler.summary import kernel_profiles, profile_summary
 from services.sandbox.candidate_client import CandidateClient, CandidateFailed, CandidateLost, CandidateRun
-from services.sandbox.compare import compare_outputs
+from services.sandbox.compare import Comparison, compare_outputs
 from services.sandbox.feedback import feedback_text
 from services.sandbox.protocol import LaunchRecord, Problem
 from services.sandbox.reference import Reference, ReferenceError
@@ -226,7 +226,9 @@ class Evaluation:
             self._check_run(run, f"{_mode_name(train, grad)} on tiny inputs")
             self._check_launches(run.result.launches, f"{_mode_name(train, grad)} on tiny inputs")
         self._stop_if_hacked()
-        return f"4 modes ran own Triton kernels; {description}"
+        knocked_out = self._check_kernels_matter()
+        self._stop_if_hacked()
+        return f"4 modes ran own Triton kernels; {knocked_out}; {description}"
 
     def _correctness(self) -> str:
         passed = skipped = 0
@@ -463,16 +465,46 @@ class Evaluation:
         expected_dtypes: Sequence[torch.dtype] | None,
     ) -> str | None:
         """Compares, records a CorrectnessCheck, returns the failure message or None."""
-        dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in expected]
-        floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
-        tolerance = self._tolerance(floating)
-        result = compare_outputs(outputs, expected, dtypes, tolerance)
+        result, tolerance = self._compare(outputs, expected, expected_dtypes)
         self.response.checks.add(
             variant=kind, description=description, passed=result.passed,
             max_abs_error=result.max_abs_error, max_rel_error=result.max_rel_error,
             rel_l2_error=result.rel_l2_error, atol=tolerance.atol, rtol=tolerance.rtol, message=result.message,
         )
         return None if result.passed else result.message
+
+    def _compare(
+        self, outputs: list[torch.Tensor], expected: list[torch.Tensor], expected_dtypes: Sequence[torch.dtype] | None = None,
+    ) -> tuple[Comparison, Tolerance]:
+        dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in expected]
+        floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
+        tolerance = self._tolerance(floating)
+        return compare_outputs(outputs, expected, dtypes, tolerance), tolerance
+
+    def _check_kernels_matter(self) -> str:
+        """One more tiny call with every result of the candidate's own kernels destroyed
+        (knockout.py): outputs that stay right were not computed by those kernels."""
+        spec = self._spec(dict(self.tiny_spec.constants), inputs=1 + 100 * len(_MODES))
+        try:
+            run = self.candidate.run(spec, 0.0, knock_out=True)
+        except CandidateFailed:
+            return "outputs depend on its kernels (the call fails without their results)"
+        self._check_tampering(run.result.tampered)
+        if run.result.overwritten == 0:
+            return "no kernel results to knock out"
+        try:
+            expected = self._reference_outputs(spec)
+        except ReferenceError:
+            return "kernel results not knocked out (the reference fails on these inputs)"
+        result, _ = self._compare(run.outputs, expected)
+        if not result.passed:
+            return "outputs depend on its kernels"
+        reason = (
+            f"tiny inputs: its outputs stay correct with all {run.result.overwritten} tensor(s) written by its "
+            "Triton kernels overwritten with garbage, so those kernels do not compute the output"
+        )
+        self.hack_reasons.append(reason)
+        return reason
 
     def _check_run(self, run: CandidateRun, where: str) -> None:
         """Tampering and harness findings stop at once; launches are checked by the caller

@@ -17,6 +17,8 @@ import socket
 import sys
 import time
 import traceback
+import weakref
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from services.sandbox import cuda_share, seccomp_policy
 from services.sandbox.bounds import InterpreterMonitor
 from services.sandbox.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.integrity import IntegrityWatch
+from services.sandbox.knockout import KnockOut
 from services.sandbox.launches import LaunchRecorder
 from services.sandbox.protocol import (
     COMMAND,
@@ -47,18 +50,23 @@ from services.sandbox.protocol import (
     send,
 )
 from services.sandbox.runner import ModelRunner, flatten_outputs
+from services.sandbox.tensor_bits import bitwise_equal
 from services.sandbox.timing import Clock, sample_values
 
 CANDIDATE_FILE = "candidate.py"
 
 
-def bitwise_equal(a: Any, b: Any) -> bool:
-    """Same shape, dtype and bytes (NaN payloads included)."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.numel() == 0:
-        return True
-    return bool(torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8)))
+def _same_layout(old: Any, new: Any) -> bool:
+    return (
+        isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor)
+        and (old.shape, old.dtype, old.device, old.stride(), old.requires_grad)
+        == (new.shape, new.dtype, new.device, new.stride(), new.requires_grad)
+    )
+
+
+def _refilled(old: Any, new: Any) -> Any:
+    old.data.copy_(new)  # through .data: the version counter does not move
+    return old
 
 
 def _is_dense(tensor: Any) -> bool:
@@ -105,6 +113,7 @@ class Harness:
         self.interpreter.install()
         self.recorder = LaunchRecorder(self.own_file, self.interpreter.last_stored_bytes)
         self.recorder.install()
+        self.knock_out = KnockOut(self.own_file)
         self.clock = Clock(device, l2_flush_bytes)
         self._sleep = time.sleep
         self._perf_counter = time.perf_counter
@@ -118,6 +127,7 @@ class Harness:
         self._share = device.type == "cuda" and cuda_share.available()
         self._shared: list[Any] = []  # outputs handed over by descriptor, freed at the next command
         self.module: Any = None
+        self._last_inputs: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
         self._timed_outputs: list[Any] = []
         self.runner: Any = None
 
@@ -169,16 +179,31 @@ class Harness:
             kind = "compile" if _is_compilation_error(error) else "runtime"
             raise CandidateError(kind, describe_exception(error, self.own_file)) from error
 
+    def _in_place_of_last(self, model: Any, inputs: list[Any]) -> list[Any]:
+        """This call's input values written into the tensors of the previous judged call on the
+        same model, where shapes allow: the same objects at the same addresses with their
+        version counters untouched. A cache keyed on id(), data_ptr() or _version then always
+        hits and serves a stale result, instead of depending on the allocator reusing memory."""
+        previous = self._last_inputs.get(model)
+        if previous is not None and len(previous) == len(inputs):
+            inputs = [
+                _refilled(old, new) if _same_layout(old, new) else new for old, new in zip(previous, inputs)
+            ]
+        self._last_inputs[model] = inputs
+        return inputs
+
     def run(self, command: Any) -> Any:
         spec = command.spec.to_run_spec()
-        model, inputs = self._build(spec)
+        model = self._model(spec)
+        inputs = self._in_place_of_last(model, self.runner.inputs(spec))
         pristine = [x.clone() for x in inputs if isinstance(x, torch.Tensor)]
         self.recorder.take()
         started = self._perf_counter()
         self._set_deterministic(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
         try:
-            outputs = self._forward(model, inputs, spec)
+            with self.knock_out.active() if command.knock_out else nullcontext():
+                outputs = self._forward(model, inputs, spec)
         finally:
             self._set_deterministic(False)
         seconds = self._perf_counter() - started
@@ -196,6 +221,7 @@ class Harness:
         result = RunResult(
             outputs=metas, launches=self.recorder.take(), problems=problems,
             tampered=self.watch.changed(), seconds=seconds,
+            overwritten=self.knock_out.overwritten if command.knock_out else 0,
         )
         return result, payload, fds
 

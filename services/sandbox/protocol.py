@@ -79,6 +79,8 @@ class Run(_Message):
     kind: Literal["run"] = "run"
     spec: Spec
     late_write_wait_seconds: float
+    # overwrite what the candidate's own kernels write, right after each launch (knockout.py)
+    knock_out: bool = False
 
 
 class CompileCheck(_Message):
@@ -171,6 +173,8 @@ class RunResult(_Message):
     problems: list[Problem] = Field(max_length=64)
     tampered: list[str] = Field(max_length=64)
     seconds: float
+    # tensors overwritten by a knocked-out call (0 otherwise)
+    overwritten: int = Field(0, ge=0)
 
 
 class KernelCompile(_Message):
