@@ -2,9 +2,10 @@
 
 syntax -> load (import, build ModelNew) -> compile (first run; on CPU also an ahead-of-time
 compile for sm_90) -> tiny run (four modes, own Triton kernels every time, tiny correctness,
-a knock-out call that destroys the kernels' results) -> correctness (input variants) -> timing (interleaved with the reference). Every candidate
-forward call is checked for launches of the candidate's own kernels, late writes, mutated
-inputs, odd outputs and tampering (services/sandbox/harness.py).
+a knock-out call that destroys the kernels' results) -> correctness (input variants) ->
+timing (interleaved with the reference). Every candidate forward call is checked for
+launches of the candidate's own kernels, late writes, mutated inputs, odd outputs and
+tampering (services/sandbox/harness.py).
 """
 
 from __future__ import annotations
@@ -501,7 +502,7 @@ class Evaluation:
             return "outputs depend on its kernels"
         reason = (
             f"tiny inputs: its outputs stay correct with all {run.result.overwritten} tensor(s) written by its "
-            "Triton kernels overwritten with garbage, so those kernels do not compute the output"
+            "Triton kernels overwritten (NaN), so those kernels do not compute the output"
         )
         self.hack_reasons.append(reason)
         return reason

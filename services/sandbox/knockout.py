@@ -72,7 +72,7 @@ class KnockOut:
     def active(self) -> Iterator[None]:
         """Knocks out every launch of the candidate's own kernels inside the block."""
         self.overwritten = 0
-        saved = [(owner, name, owner.__dict__[name]) for owner, name in self._entry_points()]
+        saved = [(owner, name, getattr(owner, name)) for owner, name in self._entry_points()]
         for owner, name, original in saved:
             setattr(owner, name, self._wrap(original))
         try:
