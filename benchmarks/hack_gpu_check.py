@@ -19,20 +19,18 @@ its speedup to its honest twin's is printed last. Exit status 1 if any undocumen
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drkernel.config import LogSettings, ServerSettings, load_settings  # noqa: E402
+from benchmarks.local_sandbox import LocalSandbox  # noqa: E402
+from drkernel.config import LogSettings  # noqa: E402
 from drkernel.logs import configure_logging  # noqa: E402
 from drkernel.v1 import common_pb2  # noqa: E402
 from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
-from services.sandbox.server import start_sandbox  # noqa: E402
 from tests.sandbox import corpus  # noqa: E402
 
 CORPORA = ROOT / "tests" / "sandbox"
@@ -67,14 +65,9 @@ def main() -> int:
     args = parser.parse_args()
     configure_logging(LogSettings(level="warning", format="console"))
     args.out.mkdir(parents=True, exist_ok=True)
-    settings = load_settings().sandbox.model_copy(update={
-        "device": "cuda", "cpu_workers": 1, "default_timeout_seconds": args.timeout,
-        "max_timeout_seconds": max(args.timeout, 1800.0),
-        "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
-    })
-    loop = asyncio.new_event_loop()
-    sandbox = loop.run_until_complete(start_sandbox(settings))
-    threading.Thread(target=loop.run_forever, daemon=True).start()
+    sandbox = LocalSandbox(
+        device="cuda", cpu_workers=1, default_timeout_seconds=args.timeout, max_timeout_seconds=max(args.timeout, 1800.0),
+    )
     options = {"device": common_pb2.DEVICE_CUDA, "timing_trials": args.timing_trials, "warmup_trials": args.warmup_trials}
     rows: list[dict[str, object]] = []
     with (args.out / "hack_gpu_check.jsonl").open("w") as log:
@@ -88,7 +81,7 @@ def main() -> int:
                 log.write(json.dumps(record) + "\n")
                 log.flush()
                 print(f"{corpus_name}/{candidate.name}: {record['verdict']}", file=sys.stderr, flush=True)
-    asyncio.run_coroutine_threadsafe(sandbox.stop(), loop).result(300)
+    sandbox.stop()
     print_table(rows)
     return 0 if all(r["matched"] or r["documented_gap"] for r in rows) else 1
 

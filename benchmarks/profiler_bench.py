@@ -16,11 +16,9 @@ Writes OUT/profiler.jsonl and prints a table last.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import statistics
 import sys
-import threading
 from pathlib import Path
 
 import grpc
@@ -28,12 +26,12 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drkernel.config import LogSettings, ServerSettings, load_settings  # noqa: E402
+from benchmarks.local_sandbox import LocalSandbox  # noqa: E402
+from drkernel.config import LogSettings  # noqa: E402
 from drkernel.logs import configure_logging  # noqa: E402
 from drkernel.v1 import common_pb2  # noqa: E402
 from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
 from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
-from services.sandbox.server import start_sandbox  # noqa: E402
 from services.sandbox.task_source import with_constants  # noqa: E402
 from services.sandbox.tasks import builtin_task  # noqa: E402
 
@@ -62,13 +60,7 @@ def main() -> int:
     configure_logging(LogSettings(level="warning", format="console"))
     args.out.mkdir(parents=True, exist_ok=True)
     device = common_pb2.DEVICE_CUDA if args.device == "cuda" else common_pb2.DEVICE_CPU
-    settings = load_settings().sandbox.model_copy(update={
-        "device": args.device, "cpu_workers": 1,
-        "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
-    })
-    loop = asyncio.new_event_loop()
-    sandbox = loop.run_until_complete(start_sandbox(settings))
-    threading.Thread(target=loop.run_forever, daemon=True).start()
+    sandbox = LocalSandbox(device=args.device, cpu_workers=1)
     rows = []
     with grpc.insecure_channel(sandbox.address) as channel, (args.out / "profiler.jsonl").open("w") as log:
         stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
@@ -100,7 +92,7 @@ def main() -> int:
             rows.append(row)
             log.write(json.dumps(row) + "\n")
             print(f"{name}: {row['verdict']} coverage={coverage:.4f} speedup={response.speedup:.3f}", file=sys.stderr, flush=True)
-    asyncio.run_coroutine_threadsafe(sandbox.stop(), loop).result(120)
+    sandbox.stop()
     print(f"{'candidate':<24} {'verdict':<16} {'coverage':>9} {'speedup':>8} {'amdahl':>8} {'profile_s':>9} {'eval_s(+p)':>10} {'eval_s(-p)':>10}")
     for row in rows:
         with_p = statistics.median(row["evaluation_seconds_with_profile"][1:] or row["evaluation_seconds_with_profile"])

@@ -17,7 +17,6 @@ Writes one JSON object per evaluation to OUT/sandbox.jsonl and prints a table la
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import statistics
 import sys
@@ -29,12 +28,12 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drkernel.config import LogSettings, ServerSettings, load_settings  # noqa: E402
+from benchmarks.local_sandbox import LocalSandbox  # noqa: E402
+from drkernel.config import LogSettings  # noqa: E402
 from drkernel.logs import configure_logging  # noqa: E402
 from drkernel.v1 import common_pb2  # noqa: E402
 from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
 from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
-from services.sandbox.server import start_sandbox  # noqa: E402
 from services.sandbox.tasks import builtin_tasks, kernelbench_problems  # noqa: E402
 
 SOLUTIONS = ROOT / "benchmarks" / "kernelbench" / "solutions"
@@ -80,15 +79,7 @@ def main() -> int:
     configure_logging(LogSettings(level="warning", format="console"))
     args.out.mkdir(parents=True, exist_ok=True)
     device = common_pb2.DEVICE_CUDA if args.device == "cuda" else common_pb2.DEVICE_CPU
-    settings = load_settings().sandbox.model_copy(update={
-        "device": args.device, "cpu_workers": 1,
-        "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
-    })
-    loop = asyncio.new_event_loop()
-    sandbox = loop.run_until_complete(start_sandbox(settings))
-    import threading
-
-    threading.Thread(target=loop.run_forever, daemon=True).start()
+    sandbox = LocalSandbox(device=args.device, cpu_workers=1)
     rows: list[dict[str, object]] = []
     log = (args.out / "sandbox.jsonl").open("w")
 
@@ -129,7 +120,7 @@ def main() -> int:
                                                  options=pb.EvaluateOptions(device=device))
                     response, wall = run_one(stub, request)
                     keep(record(response, f"kb-{attempt}", problem.name, wall))
-    asyncio.run_coroutine_threadsafe(sandbox.stop(), loop).result(120)
+    sandbox.stop()
     log.close()
     print_table(rows, described)
     return 0

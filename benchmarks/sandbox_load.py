@@ -19,8 +19,6 @@ object per evaluation goes to OUT/sandbox_load.jsonl; the table is printed last.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import concurrent.futures
 import json
 import sys
 import threading
@@ -32,13 +30,13 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.local_sandbox import LocalSandbox  # noqa: E402
 from drkernel.channels import insecure_channel  # noqa: E402
-from drkernel.config import LogSettings, ServerSettings, load_settings  # noqa: E402
+from drkernel.config import LogSettings  # noqa: E402
 from drkernel.logs import configure_logging  # noqa: E402
 from drkernel.v1 import common_pb2  # noqa: E402
 from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
 from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
-from services.sandbox.server import start_sandbox  # noqa: E402
 from services.sandbox.tasks import builtin_task  # noqa: E402
 
 SERVICE = "drkernel.v1.SandboxService"
@@ -149,16 +147,10 @@ def main() -> int:
     args = parser.parse_args()
     configure_logging(LogSettings(level="warning", format="console"))
     cycle = parse_mix(args.mix)
-    loop = asyncio.new_event_loop()
     sandbox = None
     address = args.server
     if address is None:
-        settings = load_settings().sandbox.model_copy(update={
-            "device": "cpu", "cpu_workers": args.cpu_workers, "queue_capacity": args.queue_capacity,
-            "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
-        })
-        sandbox = loop.run_until_complete(start_sandbox(settings))
-        threading.Thread(target=loop.run_forever, daemon=True).start()
+        sandbox = LocalSandbox(device="cpu", cpu_workers=args.cpu_workers, queue_capacity=args.queue_capacity)
         address = sandbox.address
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -170,7 +162,7 @@ def main() -> int:
             rows.append((clients, summary(records, wall)))
             print(f"{clients} clients done in {wall:.1f} s", file=sys.stderr, flush=True)
     if sandbox is not None:
-        asyncio.run_coroutine_threadsafe(sandbox.stop(), loop).result(120)
+        sandbox.stop()
     print(f"mix {args.mix}; {args.requests} request(s) per client; server {args.server or f'local, {args.cpu_workers} CPU workers'}")
     print(f"{'clients':>7} {'evals':>6} {'wall_s':>7} {'per_min':>8} {'queue_p50':>9} {'queue_p95':>9} "
           f"{'eval_p50':>8} {'eval_p95':>8} {'e2e_p50':>8} {'e2e_p95':>8} {'wrong':>5} {'errors':>6}")

@@ -28,7 +28,6 @@ from services.sandbox.protocol import (
     Sample,
     SampleResult,
     Shutdown,
-    Spec,
     TimeTrial,
     TrialResult,
     TensorMeta,
@@ -102,13 +101,13 @@ class CandidateClient:
 
     def load(self, candidate_source: str, inputs_source: str, spec: RunSpec) -> Loaded:
         """Imports the candidate and builds ModelNew (parameter count and device name back)."""
-        reply, _ = self._call(Load(candidate_source=candidate_source, inputs_source=inputs_source, spec=Spec.of(spec)), Loaded)
+        reply, _ = self._call(Load(candidate_source=candidate_source, inputs_source=inputs_source, spec=spec), Loaded)
         assert isinstance(reply, Loaded)
         return reply
 
     def run(self, spec: RunSpec, late_write_wait_seconds: float, *, knock_out: bool = False) -> CandidateRun:
         """One checked forward call (with ``knock_out``, what its own kernels write is destroyed)."""
-        command = Run(spec=Spec.of(spec), late_write_wait_seconds=late_write_wait_seconds, knock_out=knock_out)
+        command = Run(spec=spec, late_write_wait_seconds=late_write_wait_seconds, knock_out=knock_out)
         reply, payload = self._call(command, RunResult)
         assert isinstance(reply, RunResult)
         fds, self._fds = self._fds, []
@@ -126,7 +125,7 @@ class CandidateClient:
 
     def time_trial(self, spec: RunSpec, calls: int) -> TrialResult:
         """One timed trial of ``calls`` forward calls on fresh inputs."""
-        reply, _ = self._call(TimeTrial(spec=Spec.of(spec), calls=calls), TrialResult)
+        reply, _ = self._call(TimeTrial(spec=spec, calls=calls), TrialResult)
         assert isinstance(reply, TrialResult)
         return reply
 
@@ -141,7 +140,7 @@ class CandidateClient:
 
     def profile(self, spec: RunSpec, calls: int) -> list[ProfiledKernel]:
         """Every kernel of ``calls`` forward calls, with whether it is the candidate's own."""
-        reply, _ = self._call(Profile(spec=Spec.of(spec), calls=calls), ProfileResult)
+        reply, _ = self._call(Profile(spec=spec, calls=calls), ProfileResult)
         assert isinstance(reply, ProfileResult)
         return reply.kernels
 

@@ -158,7 +158,7 @@ class Harness:
         self.runner = ModelRunner(
             command.inputs_source, lambda _constants: model_class, self.device, self.scratch
         )
-        model = self._model(command.spec.to_run_spec())
+        model = self._model(command.spec)
         return Loaded(parameters=sum(p.numel() for p in model.parameters()), device_name=device_name), b"", []
 
     def _model(self, spec: Any) -> Any:
@@ -193,7 +193,7 @@ class Harness:
         return inputs
 
     def run(self, command: Any) -> Any:
-        spec = command.spec.to_run_spec()
+        spec = command.spec
         model = self._model(spec)
         inputs = self._in_place_of_last(model, self.runner.inputs(spec))
         pristine = [x.clone() for x in inputs if isinstance(x, torch.Tensor)]
@@ -253,7 +253,7 @@ class Harness:
         return CompileResult(kernels=compile_requests(Path(self.own_file), requests, self.language)), b"", []
 
     def time_trial(self, command: Any) -> Any:
-        spec = command.spec.to_run_spec()
+        spec = command.spec
         model = self._model(spec)
         inputs = [self.runner.inputs(spec.call(index)) for index in range(command.calls)]
         self.recorder.take()
@@ -270,7 +270,7 @@ class Harness:
         return SampleResult(samples=metas), payload, []
 
     def profile(self, command: Any) -> Any:
-        spec = command.spec.to_run_spec()
+        spec = command.spec
         model, inputs = self._build(spec)
         self.recorder.take()
         self.interpreter.take_traffic()

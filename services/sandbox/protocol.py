@@ -7,7 +7,6 @@ bounded) followed by an optional raw payload, such as output tensors as bytes.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import socket
@@ -41,26 +40,6 @@ class _Message(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Spec(_Message):
-    """A RunSpec on the wire."""
-
-    constants: list[tuple[str, int]] = []
-    weight_seed: int = 0
-    input_seed: int = 0
-    scale: float = 1.0
-    dtype: str | None = None
-    round_to: str | None = None
-    train: bool = False
-    grad: bool = False
-
-    @classmethod
-    def of(cls, spec: RunSpec) -> Spec:
-        return cls(**{**dataclasses.asdict(spec), "constants": list(spec.constants)})
-
-    def to_run_spec(self) -> RunSpec:
-        return RunSpec(**{**self.model_dump(), "constants": tuple(map(tuple, self.constants))})
-
-
 # Judge -> candidate -------------------------------------------------------------------
 
 
@@ -70,14 +49,14 @@ class Load(_Message):
     kind: Literal["load"] = "load"
     candidate_source: str
     inputs_source: str
-    spec: Spec
+    spec: RunSpec
 
 
 class Run(_Message):
     """One checked forward call; outputs come back as the payload."""
 
     kind: Literal["run"] = "run"
-    spec: Spec
+    spec: RunSpec
     late_write_wait_seconds: float
     # overwrite what the candidate's own kernels write, right after each launch (knockout.py)
     knock_out: bool = False
@@ -93,7 +72,7 @@ class TimeTrial(_Message):
     """One timed trial: ``calls`` forward calls back to back, each on fresh inputs."""
 
     kind: Literal["time_trial"] = "time_trial"
-    spec: Spec
+    spec: RunSpec
     calls: int = Field(1, ge=1, le=1024)
 
 
@@ -108,7 +87,7 @@ class Profile(_Message):
     """Profile ``calls`` forward calls: every kernel's time and whether it is the candidate's."""
 
     kind: Literal["profile"] = "profile"
-    spec: Spec
+    spec: RunSpec
     calls: int = Field(1, ge=1, le=64)
 
 
