@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from drkernel.config import Settings
+    from google.protobuf.message import Message
+
+    from drkernel.config import ServerSettings, Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SERVER = 0, 1, 2, 3
 
@@ -72,6 +74,20 @@ def load_settings_for(args: argparse.Namespace, *, server: bool = False) -> Sett
         log = log.model_copy(update={"level": args.log_level})
     configure_logging(log)
     return settings
+
+
+def print_json(message: Message) -> None:
+    """Prints a response in the proto3 JSON mapping with the .proto field names, every field shown."""
+    from google.protobuf import json_format
+
+    print(json_format.MessageToJson(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True))
+
+
+def with_cli_ports(server: ServerSettings, args: argparse.Namespace) -> ServerSettings:
+    """``server`` with the --port and --metrics-port given on the command line, if any."""
+    return server.model_copy(update={
+        k: v for k, v in (("port", args.port), ("metrics_port", args.metrics_port)) if v is not None
+    })
 
 
 def _describe(error: BaseException) -> tuple[str, int]:

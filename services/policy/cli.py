@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from drkernel.cli import EXIT_OK, CliError, load_settings_for
+from drkernel.cli import EXIT_OK, CliError, load_settings_for, print_json, with_cli_ports
 
 BACKENDS = ("transformers", "vllm")
 
@@ -88,8 +88,6 @@ def generate_remotely(address: str, request: Any) -> Any:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from google.protobuf import json_format
-
     from drkernel.v1 import policy_pb2 as pb
 
     if args.server and args.model:
@@ -105,9 +103,7 @@ def run_generate(args: argparse.Namespace) -> int:
     else:
         response = asyncio.run(generate_locally(settings, request))
     if args.json:
-        print(json_format.MessageToJson(
-            response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-        ))
+        print_json(response)
         return EXIT_OK
     for completion in response.completions:
         if len(response.completions) > 1:
@@ -121,11 +117,8 @@ def run_serve(args: argparse.Namespace) -> int:
     from services.policy.server import serve
 
     settings = load_settings_for(args, server=True)
-    server = settings.policy.server.model_copy(update={
-        k: v for k, v in (("port", args.port), ("metrics_port", args.metrics_port)) if v is not None
-    })
     policy = settings.policy.model_copy(update={
-        "server": server,
+        "server": with_cli_ports(settings.policy.server, args),
         **{k: v for k, v in (("backend", args.backend), ("model", args.model)) if v is not None},
     })
     asyncio.run(serve(settings.model_copy(update={"policy": policy})))

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from drkernel.cli import EXIT_FAILED, EXIT_OK, load_settings_for
+from drkernel.cli import EXIT_FAILED, EXIT_OK, load_settings_for, print_json, with_cli_ports
 
 
 def register(commands: Any, serve_commands: Any) -> None:
@@ -51,8 +51,6 @@ def summary(response: Any) -> str:
 
 
 def run_profile(args: argparse.Namespace) -> int:
-    from google.protobuf import json_format
-
     from drkernel.v1 import common_pb2, profiler_pb2, sandbox_pb2
     from services.profiler.service import evaluation_request, profile_response
     from services.sandbox.cli import evaluate_locally, read_source
@@ -75,7 +73,7 @@ def run_profile(args: argparse.Namespace) -> int:
     else:
         response = profile_response(asyncio.run(evaluate_locally(settings, evaluation_request(request))))
     if args.json:
-        print(json_format.MessageToJson(response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True))
+        print_json(response)
     else:
         print(summary(response))
     return EXIT_OK if response.verdict == sandbox_pb2.VERDICT_CORRECT else EXIT_FAILED
@@ -85,9 +83,8 @@ def run_serve(args: argparse.Namespace) -> int:
     from services.profiler.server import serve
 
     settings = load_settings_for(args, server=True)
-    updates = {k: v for k, v in (("port", args.port), ("metrics_port", args.metrics_port)) if v is not None}
     profiler = settings.profiler.model_copy(update={
-        "server": settings.profiler.server.model_copy(update=updates),
+        "server": with_cli_ports(settings.profiler.server, args),
         **({"sandbox_address": args.sandbox} if args.sandbox else {}),
     })
     asyncio.run(serve(settings.model_copy(update={"profiler": profiler})))

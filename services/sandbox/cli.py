@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from drkernel.cli import EXIT_FAILED, EXIT_OK, CliError, load_settings_for
+from drkernel.cli import EXIT_FAILED, EXIT_OK, CliError, load_settings_for, print_json, with_cli_ports
 
 
 def register(commands: Any, serve_commands: Any) -> None:
@@ -108,8 +108,6 @@ def summary(response: Any) -> str:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from google.protobuf import json_format
-
     from drkernel.v1 import sandbox_pb2 as pb
 
     settings = load_settings_for(args)
@@ -122,7 +120,7 @@ def run_eval(args: argparse.Namespace) -> int:
     else:
         response = asyncio.run(evaluate_locally(settings, request))
     if args.json:
-        print(json_format.MessageToJson(response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True))
+        print_json(response)
     else:
         print(summary(response))
     return EXIT_OK if response.verdict == pb.VERDICT_CORRECT else EXIT_FAILED
@@ -132,9 +130,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from services.sandbox.server import serve
 
     settings = load_settings_for(args, server=True)
-    server = settings.sandbox.server.model_copy(update={
-        k: v for k, v in (("port", args.port), ("metrics_port", args.metrics_port)) if v is not None
-    })
+    server = with_cli_ports(settings.sandbox.server, args)
     settings = settings.model_copy(update={"sandbox": settings.sandbox.model_copy(update={"server": server})})
     asyncio.run(serve(settings))
     return EXIT_OK
