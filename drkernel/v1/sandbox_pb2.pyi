@@ -46,6 +46,13 @@ class InputVariant(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INPUT_VARIANT_RESIZED: _ClassVar[InputVariant]
     INPUT_VARIANT_DTYPE: _ClassVar[InputVariant]
     INPUT_VARIANT_TINY: _ClassVar[InputVariant]
+
+class CorrectnessProfile(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CORRECTNESS_PROFILE_UNSPECIFIED: _ClassVar[CorrectnessProfile]
+    CORRECTNESS_PROFILE_STRICT: _ClassVar[CorrectnessProfile]
+    CORRECTNESS_PROFILE_KERNELGYM: _ClassVar[CorrectnessProfile]
+    CORRECTNESS_PROFILE_KERNELBENCH: _ClassVar[CorrectnessProfile]
 VERDICT_UNSPECIFIED: Verdict
 VERDICT_CORRECT: Verdict
 VERDICT_INCORRECT: Verdict
@@ -73,6 +80,10 @@ INPUT_VARIANT_SCALED: InputVariant
 INPUT_VARIANT_RESIZED: InputVariant
 INPUT_VARIANT_DTYPE: InputVariant
 INPUT_VARIANT_TINY: InputVariant
+CORRECTNESS_PROFILE_UNSPECIFIED: CorrectnessProfile
+CORRECTNESS_PROFILE_STRICT: CorrectnessProfile
+CORRECTNESS_PROFILE_KERNELGYM: CorrectnessProfile
+CORRECTNESS_PROFILE_KERNELBENCH: CorrectnessProfile
 
 class EvaluateRequest(_message.Message):
     __slots__ = ("request_id", "reference_source", "candidate_source", "task_name", "options")
@@ -89,7 +100,7 @@ class EvaluateRequest(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., reference_source: _Optional[str] = ..., candidate_source: _Optional[str] = ..., task_name: _Optional[str] = ..., options: _Optional[_Union[EvaluateOptions, _Mapping]] = ...) -> None: ...
 
 class EvaluateOptions(_message.Message):
-    __slots__ = ("timeout_seconds", "device", "timing_trials", "warmup_trials", "atol", "rtol", "seed", "skip_timing", "skip_profile")
+    __slots__ = ("timeout_seconds", "device", "timing_trials", "warmup_trials", "atol", "rtol", "seed", "skip_timing", "skip_profile", "correctness_profile")
     TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     DEVICE_FIELD_NUMBER: _ClassVar[int]
     TIMING_TRIALS_FIELD_NUMBER: _ClassVar[int]
@@ -99,6 +110,7 @@ class EvaluateOptions(_message.Message):
     SEED_FIELD_NUMBER: _ClassVar[int]
     SKIP_TIMING_FIELD_NUMBER: _ClassVar[int]
     SKIP_PROFILE_FIELD_NUMBER: _ClassVar[int]
+    CORRECTNESS_PROFILE_FIELD_NUMBER: _ClassVar[int]
     timeout_seconds: float
     device: _common_pb2.Device
     timing_trials: int
@@ -108,10 +120,11 @@ class EvaluateOptions(_message.Message):
     seed: int
     skip_timing: bool
     skip_profile: bool
-    def __init__(self, timeout_seconds: _Optional[float] = ..., device: _Optional[_Union[_common_pb2.Device, str]] = ..., timing_trials: _Optional[int] = ..., warmup_trials: _Optional[int] = ..., atol: _Optional[float] = ..., rtol: _Optional[float] = ..., seed: _Optional[int] = ..., skip_timing: _Optional[bool] = ..., skip_profile: _Optional[bool] = ...) -> None: ...
+    correctness_profile: CorrectnessProfile
+    def __init__(self, timeout_seconds: _Optional[float] = ..., device: _Optional[_Union[_common_pb2.Device, str]] = ..., timing_trials: _Optional[int] = ..., warmup_trials: _Optional[int] = ..., atol: _Optional[float] = ..., rtol: _Optional[float] = ..., seed: _Optional[int] = ..., skip_timing: _Optional[bool] = ..., skip_profile: _Optional[bool] = ..., correctness_profile: _Optional[_Union[CorrectnessProfile, str]] = ...) -> None: ...
 
 class EvaluateResponse(_message.Message):
-    __slots__ = ("request_id", "verdict", "reward", "speedup", "hack_reasons", "error", "feedback", "furthest_stage", "stages", "checks", "timing", "triton_kernels", "evaluation_seconds", "queue_seconds", "device_name", "coverage", "profile", "request_error")
+    __slots__ = ("request_id", "verdict", "reward", "speedup", "hack_reasons", "error", "feedback", "furthest_stage", "stages", "checks", "timing", "triton_kernels", "evaluation_seconds", "queue_seconds", "device_name", "coverage", "profile", "request_error", "correctness_profile")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
     REWARD_FIELD_NUMBER: _ClassVar[int]
@@ -130,6 +143,7 @@ class EvaluateResponse(_message.Message):
     COVERAGE_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    CORRECTNESS_PROFILE_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     verdict: Verdict
     reward: float
@@ -148,7 +162,8 @@ class EvaluateResponse(_message.Message):
     coverage: float
     profile: _common_pb2.ProfileSummary
     request_error: str
-    def __init__(self, request_id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., reward: _Optional[float] = ..., speedup: _Optional[float] = ..., hack_reasons: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., feedback: _Optional[str] = ..., furthest_stage: _Optional[_Union[Stage, str]] = ..., stages: _Optional[_Iterable[_Union[StageResult, _Mapping]]] = ..., checks: _Optional[_Iterable[_Union[CorrectnessCheck, _Mapping]]] = ..., timing: _Optional[_Union[TimingReport, _Mapping]] = ..., triton_kernels: _Optional[_Iterable[_Union[TritonKernel, _Mapping]]] = ..., evaluation_seconds: _Optional[float] = ..., queue_seconds: _Optional[float] = ..., device_name: _Optional[str] = ..., coverage: _Optional[float] = ..., profile: _Optional[_Union[_common_pb2.ProfileSummary, _Mapping]] = ..., request_error: _Optional[str] = ...) -> None: ...
+    correctness_profile: CorrectnessProfile
+    def __init__(self, request_id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., reward: _Optional[float] = ..., speedup: _Optional[float] = ..., hack_reasons: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., feedback: _Optional[str] = ..., furthest_stage: _Optional[_Union[Stage, str]] = ..., stages: _Optional[_Iterable[_Union[StageResult, _Mapping]]] = ..., checks: _Optional[_Iterable[_Union[CorrectnessCheck, _Mapping]]] = ..., timing: _Optional[_Union[TimingReport, _Mapping]] = ..., triton_kernels: _Optional[_Iterable[_Union[TritonKernel, _Mapping]]] = ..., evaluation_seconds: _Optional[float] = ..., queue_seconds: _Optional[float] = ..., device_name: _Optional[str] = ..., coverage: _Optional[float] = ..., profile: _Optional[_Union[_common_pb2.ProfileSummary, _Mapping]] = ..., request_error: _Optional[str] = ..., correctness_profile: _Optional[_Union[CorrectnessProfile, str]] = ...) -> None: ...
 
 class StageResult(_message.Message):
     __slots__ = ("stage", "status", "elapsed_seconds", "detail")
@@ -187,7 +202,7 @@ class CorrectnessCheck(_message.Message):
     def __init__(self, variant: _Optional[_Union[InputVariant, str]] = ..., description: _Optional[str] = ..., passed: _Optional[bool] = ..., skipped: _Optional[bool] = ..., max_abs_error: _Optional[float] = ..., max_rel_error: _Optional[float] = ..., rel_l2_error: _Optional[float] = ..., atol: _Optional[float] = ..., rtol: _Optional[float] = ..., message: _Optional[str] = ...) -> None: ...
 
 class TimingReport(_message.Message):
-    __slots__ = ("valid", "invalid_reason", "reference", "candidate", "warmup_trials", "method", "calls_per_trial")
+    __slots__ = ("valid", "invalid_reason", "reference", "candidate", "warmup_trials", "method", "calls_per_trial", "cuda_graph", "late_device_work_us")
     VALID_FIELD_NUMBER: _ClassVar[int]
     INVALID_REASON_FIELD_NUMBER: _ClassVar[int]
     REFERENCE_FIELD_NUMBER: _ClassVar[int]
@@ -195,6 +210,8 @@ class TimingReport(_message.Message):
     WARMUP_TRIALS_FIELD_NUMBER: _ClassVar[int]
     METHOD_FIELD_NUMBER: _ClassVar[int]
     CALLS_PER_TRIAL_FIELD_NUMBER: _ClassVar[int]
+    CUDA_GRAPH_FIELD_NUMBER: _ClassVar[int]
+    LATE_DEVICE_WORK_US_FIELD_NUMBER: _ClassVar[int]
     valid: bool
     invalid_reason: str
     reference: RuntimeStats
@@ -202,7 +219,9 @@ class TimingReport(_message.Message):
     warmup_trials: int
     method: str
     calls_per_trial: int
-    def __init__(self, valid: _Optional[bool] = ..., invalid_reason: _Optional[str] = ..., reference: _Optional[_Union[RuntimeStats, _Mapping]] = ..., candidate: _Optional[_Union[RuntimeStats, _Mapping]] = ..., warmup_trials: _Optional[int] = ..., method: _Optional[str] = ..., calls_per_trial: _Optional[int] = ...) -> None: ...
+    cuda_graph: bool
+    late_device_work_us: float
+    def __init__(self, valid: _Optional[bool] = ..., invalid_reason: _Optional[str] = ..., reference: _Optional[_Union[RuntimeStats, _Mapping]] = ..., candidate: _Optional[_Union[RuntimeStats, _Mapping]] = ..., warmup_trials: _Optional[int] = ..., method: _Optional[str] = ..., calls_per_trial: _Optional[int] = ..., cuda_graph: _Optional[bool] = ..., late_device_work_us: _Optional[float] = ...) -> None: ...
 
 class RuntimeStats(_message.Message):
     __slots__ = ("trials", "median_us", "mean_us", "trimmed_mean_us", "min_us", "max_us", "stdev_us", "coefficient_of_variation")
