@@ -74,7 +74,11 @@ def main() -> int:
     parser.add_argument("--tasks", default="all", help="Comma-separated built-in task names, 'all' or 'none'.")
     parser.add_argument("--repeats", type=int, default=0)
     parser.add_argument("--repeat-tasks", default="l1_relu,l1_softmax,l2_gemm_bias_relu,l1_matmul")
-    parser.add_argument("--kernelbench", type=Path, help="KernelBench checkout (level1 problems with our solutions).")
+    parser.add_argument("--kernelbench", type=Path, help="KernelBench checkout (problems with our solutions).")
+    parser.add_argument(
+        "--kernelbench-problems", default="",
+        help="Comma-separated level/name, e.g. level1/19_ReLU,level2/12_Gemm_Multiply_LeakyReLU (default: every level-1 solution).",
+    )
     args = parser.parse_args()
     configure_logging(LogSettings(level="warning", format="console"))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -110,9 +114,11 @@ def main() -> int:
                 response, wall = run_one(stub, request)
                 keep(record(response, "repeat", name, wall))
         if args.kernelbench:
-            for problem in kernelbench_problems(args.kernelbench, level=1):
-                solution = SOLUTIONS / "level1" / problem.path.name
-                if not solution.is_file():
+            wanted = {name for name in args.kernelbench_problems.split(",") if name}
+            for problem in kernelbench_problems(args.kernelbench):
+                key = f"level{problem.level}/{problem.path.stem}"
+                solution = SOLUTIONS / f"level{problem.level}" / problem.path.name
+                if not solution.is_file() or (wanted and key not in wanted) or (not wanted and problem.level != 1):
                     continue
                 for attempt in ("cold", "warm"):
                     request = pb.EvaluateRequest(request_id=f"{problem.name}:{attempt}", task_name=problem.name,

@@ -116,13 +116,32 @@ class CorrectnessSettings(_Section):
     late_write_wait_seconds: float = Field(
         0.05, ge=0, description="Wait before re-reading outputs to catch writes after return."
     )
+    default_profile: Literal["strict", "kernelgym", "kernelbench"] = Field(
+        "strict",
+        description=(
+            "Correctness profile of requests that name none: strict (the checks above), kernelgym "
+            "(five fresh seeds, atol=rtol=1e-2) or kernelbench (the task's own inputs and dtype, "
+            "1e-4 for float32, 1e-2 for half precision); docs/EVALUATION.md."
+        ),
+    )
 
 
 class TimingSettings(_Section):
     """Calibrated GPU timing (docs/EVALUATION.md)."""
 
     warmup_trials: int = Field(10, ge=0, description="Untimed runs per model first.")
-    trials: int = Field(50, ge=3, description="Timed runs per model, interleaved.")
+    trials: int = Field(50, ge=3, description="Timed runs per model, interleaved (the most).")
+    min_trials: int = Field(
+        10, ge=3, description="Timed runs per model before timing may stop early (see median_precision)."
+    )
+    median_precision: float = Field(
+        0.002,
+        ge=0,
+        description=(
+            "Timing stops once the standard error of both models' median, relative to the median, is "
+            "below this (1.253 * stdev / sqrt(n) / median); 0 always runs every trial."
+        ),
+    )
     cpu_trials: int = Field(
         3, ge=1, description="Timed runs on CPU, where timing is reported but never valid."
     )
@@ -138,6 +157,17 @@ class TimingSettings(_Section):
         ),
     )
     max_calls_per_trial: int = Field(100, ge=1, le=1024, description="Cap on calls per trial.")
+    graph_min_trial_us: float = Field(
+        2000.0,
+        gt=0,
+        description=(
+            "A trial replayed from a CUDA graph holds enough calls for this much device time (the "
+            "graph is captured again with more calls if the first is shorter)."
+        ),
+    )
+    max_graph_calls: int = Field(
+        64, ge=1, le=1024, description="Cap on the calls captured in one CUDA graph (each has its own inputs)."
+    )
     long_call_us: float = Field(
         1000.0, gt=0, description="Calls longer than this need only three warm-up trials, not warmup_trials."
     )
@@ -148,8 +178,16 @@ class TimingSettings(_Section):
         20.0,
         ge=0,
         description=(
-            "How much later than the reference the device may go idle after a candidate's "
-            "timed region before the candidate is judged to hide work on another stream."
+            "How long (median over trials) device work a candidate started may keep running after "
+            "its forward calls finished on the timed stream before it is judged to hide work on "
+            "another stream."
+        ),
+    )
+    cuda_graphs: bool = Field(
+        True,
+        description=(
+            "Time launch-bound models (several calls per trial) by replaying their calls captured as "
+            "one CUDA graph, when both models can be captured; eager calls otherwise."
         ),
     )
     recheck_speedup_above: float = Field(
@@ -200,6 +238,18 @@ class IsolationSettings(_Section):
     memory_bytes: int = Field(
         8 * 2**30, gt=0, description="Address-space limit of a CPU candidate process."
     )
+    judge_memory_bytes: int = Field(
+        24 * 2**30,
+        gt=0,
+        description=(
+            "Address-space limit (RLIMIT_AS) of a CPU worker's judge process. It holds the "
+            "reference outputs it caches (sandbox.reference_cache_bytes), runs the reference on "
+            "what a candidate gets (memory_bytes) and holds the candidate's outputs (no more than "
+            "the reference's): the default is their sum. Not applied to GPU judges: the CUDA "
+            "driver reserves address space far beyond the memory it uses, so any such limit "
+            "breaks it."
+        ),
+    )
     cpu_seconds: int = Field(600, gt=0, description="CPU-time limit of a candidate process.")
     max_processes: int = Field(
         512, gt=0, description="Processes and threads of the sandbox user (RLIMIT_NPROC)."
@@ -220,11 +270,19 @@ class SandboxSettings(_Section):
     )
     cpu_workers: int = Field(2, ge=1, description="Concurrent CPU evaluations.")
     warm_candidates: int = Field(
-        2,
+        3,
         ge=1,
         description=(
             "Candidate processes each worker keeps started and waiting (each is used once). "
             "Enough of them hide process start-up (seconds) behind evaluations."
+        ),
+    )
+    warm_cuda: bool = Field(
+        True,
+        description=(
+            "Warm GPU candidate processes create their CUDA context and start CUPTI while they wait "
+            "(about 5-7 s saved per evaluation on an H100); they then do so while another evaluation "
+            "may be running on the same GPU."
         ),
     )
     queue_capacity: int = Field(
@@ -251,8 +309,29 @@ class SandboxSettings(_Section):
     reference_cache_bytes: int = Field(
         8 * 2**30, ge=0, description="Reference outputs kept per judge for reuse."
     )
+    device_memory_bytes: int | None = Field(
+        None,
+        gt=0,
+        description=(
+            "Device memory the judge plans with (services/sandbox/memory.py); unset reads the free "
+            "memory of the GPU. Set it to share a GPU with other work, or to try the planner on CPU."
+        ),
+    )
     work_dir: Path = Field(
         Path("/tmp/drkernel"), description="Scratch space and compile caches of workers."
+    )
+    kernel_cache_bytes: int = Field(
+        2**30,
+        ge=0,
+        description=(
+            "Disk space for compiled Triton kernels kept (in work_dir/triton-cache) for the next "
+            "evaluation of the same candidate source; least recently used go first; 0 keeps none."
+        ),
+    )
+    kernel_cache_entry_bytes: int = Field(
+        64 * 2**20,
+        ge=0,
+        description="A candidate whose compiled kernels take more than this keeps none of them.",
     )
     correctness: CorrectnessSettings = CorrectnessSettings()
     timing: TimingSettings = TimingSettings()

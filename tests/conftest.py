@@ -59,6 +59,7 @@ def sandbox_settings(work_dir: Path, **overrides: object) -> SandboxSettings:
         server=ServerSettings(host="127.0.0.1", port=0, metrics_port=0),
         device="cpu",
         cpu_workers=2,
+        warm_candidates=2,  # two cores: fewer processes starting at once
         default_timeout_seconds=120,
         work_dir=work_dir,
     )

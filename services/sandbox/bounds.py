@@ -14,11 +14,13 @@ of its dot products, from which CPU profiles model device time (services/profile
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
+from triton.runtime.jit import TensorWrapper
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 _active = threading.local()
 
@@ -27,12 +29,25 @@ class OutOfBoundsAccess(IndexError):
     """A kernel touched memory outside every tensor it was given."""
 
 
-def _ranges(args: Iterable[Any]) -> list[tuple[str, int, int]]:
+def tensors_in(value: Any, name: str) -> Iterator[tuple[str, torch.Tensor]]:
+    """The tensors a kernel argument gives the kernel access to, each with a readable name:
+    the argument itself, the tensors in a (nested) tuple, the base of a tensor descriptor or of
+    a ``triton.reinterpret`` wrapper."""
+    if isinstance(value, torch.Tensor):
+        yield name, value
+    elif isinstance(value, tuple):
+        for index, item in enumerate(value):
+            yield from tensors_in(item, f"{name}[{index}]")
+    elif isinstance(value, (TensorDescriptor, TensorWrapper)):
+        yield from tensors_in(value.base, f"{name}.base")
+
+
+def _ranges(args: Iterable[tuple[str, Any]]) -> list[tuple[str, int, int]]:
     ranges = []
     for name, value in args:
-        if isinstance(value, torch.Tensor):
-            storage = value.untyped_storage()
-            ranges.append((name, storage.data_ptr(), storage.data_ptr() + storage.nbytes()))
+        for label, tensor in tensors_in(value, name):
+            storage = tensor.untyped_storage()
+            ranges.append((label, storage.data_ptr(), storage.data_ptr() + storage.nbytes()))
     return ranges
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import os
 import socket
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -12,9 +14,12 @@ from pydantic import BaseModel
 from services.sandbox import cuda_share
 from services.sandbox.protocol import (
     REPLY,
+    TRANSFER_DTYPES,
+    CaptureGraph,
     CompileCheck,
     CompileResult,
     Failure,
+    GraphCaptured,
     KernelCompile,
     Load,
     Loaded,
@@ -31,7 +36,10 @@ from services.sandbox.protocol import (
     TimeTrial,
     TrialResult,
     TensorMeta,
-    receive_with_fds,
+    close_fds,
+    discard_payload,
+    read_payload,
+    receive_header,
     send,
     unpack_tensors,
 )
@@ -44,6 +52,10 @@ class CandidateLost(Exception):
     """The candidate's process hung up, died or sent garbage."""
 
 
+class JudgeOutOfMemory(Exception):
+    """The judge's own copy of an output did not fit in device memory (not the candidate's fault)."""
+
+
 class CandidateFailed(Exception):
     """The candidate's code failed; ``kind`` is compile, construct or runtime."""
 
@@ -54,100 +66,216 @@ class CandidateFailed(Exception):
 
 @dataclass(frozen=True)
 class CandidateRun:
-    """Outputs of one checked forward call and what the harness observed."""
+    """Outputs of one checked forward call and what the harness observed. Outputs that could
+    not match what was expected arrive as meta tensors (shape and dtype, no values: their bytes
+    were never held), for compare_outputs to reject by their shape, dtype or count."""
 
     outputs: list[torch.Tensor]
     result: RunResult
 
 
 class CandidateClient:
-    """Calls into the candidate's process; every reply is validated before use."""
+    """Calls into the candidate's process; every reply is validated before use, and a reply's
+    payload is held only when it is no larger than what the caller expects."""
 
     def __init__(self, sock: socket.socket, max_output_bytes: int, device: torch.device) -> None:
         self._sock = sock
         self._max_output_bytes = max_output_bytes
         self._device = device
-        self._fds: list[int] = []
 
-    def _call(self, command: BaseModel | None, expected: type[BaseModel]) -> tuple[BaseModel, bytearray]:
+    def _call(self, command: BaseModel | None, expected: type[BaseModel]) -> tuple[BaseModel, int, list[int]]:
+        """Sends ``command`` and reads the reply's header: the reply, its payload's size (still
+        unread) and its descriptors (only a RunResult may bring any)."""
         try:
             if command is not None:
                 send(self._sock, command)
-            reply, payload, self._fds = receive_with_fds(self._sock, REPLY, self._max_output_bytes, _MAX_SHARED)
+            reply, size, fds = receive_header(self._sock, REPLY, self._max_output_bytes, _MAX_SHARED)
         except (ProtocolError, OSError) as error:
             raise CandidateLost(str(error)) from error
-        if not isinstance(reply, RunResult):
-            self._close_fds()
+        if not isinstance(reply, RunResult) or expected is not RunResult:
+            close_fds(fds)
+            fds = []
         if isinstance(reply, Failure):
+            self._discard(size)
             raise CandidateFailed(reply.error, reply.message)
         if not isinstance(reply, expected):
             raise CandidateLost(f"expected {expected.__name__}, got {type(reply).__name__}")
-        return reply, payload
+        return reply, size, fds
 
-    def _close_fds(self) -> None:
-        for fd in self._fds:
-            os.close(fd)
-        self._fds = []
+    def _discard(self, size: int) -> None:
+        try:
+            discard_payload(self._sock, size)
+        except (ProtocolError, OSError) as error:
+            raise CandidateLost(str(error)) from error
+
+    def _tensors(
+        self, metas: Sequence[TensorMeta], size: int, fds: list[int],
+        expected: Sequence[torch.Tensor] | None, expected_dtypes: Sequence[torch.dtype],
+    ) -> list[torch.Tensor]:
+        """The tensors a reply announces, read only when they can match ``expected`` (if given,
+        in ``expected_dtypes``), so that the judge never holds a payload larger than what it
+        expects: a mismatch is answered with meta tensors after the payload is dropped unread
+        in fixed chunks (the conversation stays in step, so the funnel may go on calling); a
+        payload larger than matching tensors fill is a protocol violation, refused unread."""
+        try:
+            if expected is not None:
+                announced = _announced(metas)
+                if not _can_match(announced, expected, expected_dtypes):
+                    close_fds(fds)
+                    self._discard(size)
+                    return announced
+                bound = sum(meta.nbytes for meta in metas if not meta.shared)
+                if size > bound:
+                    raise ProtocolError(f"a reply of {size} payload bytes, where its tensors fill {bound}")
+            payload = read_payload(self._sock, size)
+        except (ProtocolError, OSError) as error:
+            close_fds(fds)
+            raise CandidateLost(str(error)) from error
+        try:
+            return unpack_tensors(metas, payload, fds, self._import)
+        except ProtocolError as error:
+            raise CandidateLost(str(error)) from error
 
     def _import(self, fd: int, meta: TensorMeta, dtype: torch.dtype) -> torch.Tensor:
         if self._device.type != "cuda":
             os.close(fd)
             raise RuntimeError("shared GPU outputs on a CPU evaluation")
-        return cuda_share.import_tensor(fd, meta.nbytes, dtype, meta.shape, self._device)
+        try:
+            return cuda_share.import_tensor(fd, meta.nbytes, dtype, meta.shape, self._device)
+        except RuntimeError as error:
+            if isinstance(error, torch.OutOfMemoryError) or "OUT_OF_MEMORY" in str(error):
+                raise JudgeOutOfMemory(f"the judge could not copy a {meta.nbytes} byte output: {error}") from error
+            raise
 
     def ready(self) -> None:
         """Waits for the process to finish starting."""
-        self._call(None, Ready)
+        _, size, _ = self._call(None, Ready)
+        self._discard(size)
 
-    def load(self, candidate_source: str, inputs_source: str, spec: RunSpec) -> Loaded:
-        """Imports the candidate and builds ModelNew (parameter count and device name back)."""
-        reply, _ = self._call(Load(candidate_source=candidate_source, inputs_source=inputs_source, spec=spec), Loaded)
+    def load(
+        self, candidate_source: str, inputs_source: str, spec: RunSpec, meanwhile: Callable[[], None] = lambda: None
+    ) -> Loaded:
+        """Imports the candidate and builds ModelNew (parameter count and device name back).
+        ``meanwhile`` runs while the candidate's process imports and compiles (the judge
+        computes the reference then); its exception is raised once the reply is in."""
+        try:
+            send(self._sock, Load(candidate_source=candidate_source, inputs_source=inputs_source, spec=spec))
+        except OSError as error:
+            raise CandidateLost(str(error)) from error
+        failure: BaseException | None = None
+        try:
+            meanwhile()
+        except BaseException as error:  # noqa: BLE001 - raised after the reply, keeping the socket in step
+            failure = error
+        reply, size, _ = self._call(None, Loaded)
+        self._discard(size)
+        if failure is not None:
+            raise failure
         assert isinstance(reply, Loaded)
         return reply
 
-    def run(self, spec: RunSpec, late_write_wait_seconds: float, *, knock_out: bool = False) -> CandidateRun:
-        """One checked forward call (with ``knock_out``, what its own kernels write is destroyed)."""
-        command = Run(spec=spec, late_write_wait_seconds=late_write_wait_seconds, knock_out=knock_out)
-        reply, payload = self._call(command, RunResult)
+    def run(
+        self, spec: RunSpec, late_write_wait_seconds: float, *, knock_out: bool = False,
+        expected: Sequence[torch.Tensor] | None = None, expected_dtypes: Sequence[torch.dtype] | None = None,
+        mutable_inputs: Mapping[int, torch.Tensor] | None = None,
+    ) -> CandidateRun:
+        """One checked forward call (with ``knock_out``, what its own kernels write is destroyed).
+
+        ``mutable_inputs`` maps the positions of the inputs the candidate may modify to the
+        values the reference leaves in them; those it modified come back after its outputs.
+        ``expected`` (the reference outputs of this call; ``expected_dtypes`` where the
+        candidate must return other dtypes than theirs) bounds what the judge holds of the
+        reply to the bytes of those outputs and inputs: a reply whose count, shapes or dtypes
+        cannot match comes back as meta tensors (for compare_outputs to reject), never read."""
+        mutable = mutable_inputs or {}
+        command = Run(
+            spec=spec, late_write_wait_seconds=late_write_wait_seconds, knock_out=knock_out, mutable_inputs=sorted(mutable)
+        )
+        reply, size, fds = self._call(command, RunResult)
         assert isinstance(reply, RunResult)
-        fds, self._fds = self._fds, []
-        try:
-            outputs = unpack_tensors(reply.outputs, payload, fds, self._import)
-        except ProtocolError as error:
-            raise CandidateLost(str(error)) from error
-        return CandidateRun(outputs, reply)
+        if not set(reply.modified_inputs) <= set(mutable) or len(set(reply.modified_inputs)) < len(reply.modified_inputs):
+            close_fds(fds)
+            raise CandidateLost(f"it reports modifying inputs {reply.modified_inputs}, not among those allowed")
+        wanted = dtypes = None
+        if expected is not None:
+            handed = [mutable[i] for i in reply.modified_inputs]
+            wanted = [*expected, *handed]
+            dtypes = [*(expected_dtypes or (t.dtype for t in expected)), *(t.dtype for t in handed)]
+            if reply.output_strides and len(reply.output_strides) != len(expected):
+                wanted = []  # told apart from outputs by count: a different count cannot match
+        return CandidateRun(self._tensors(reply.outputs, size, fds, wanted, dtypes or []), reply)
 
     def compile_check(self) -> list[KernelCompile]:
         """Compiles every kernel launched so far for the GPU target (CPU mode)."""
-        reply, _ = self._call(CompileCheck(), CompileResult)
+        reply, size, _ = self._call(CompileCheck(), CompileResult)
+        self._discard(size)
         assert isinstance(reply, CompileResult)
         return reply.kernels
 
-    def time_trial(self, spec: RunSpec, calls: int) -> TrialResult:
-        """One timed trial of ``calls`` forward calls on fresh inputs."""
-        reply, _ = self._call(TimeTrial(spec=spec, calls=calls), TrialResult)
+    def time_trial(self, spec: RunSpec, calls: int, *, graph: bool = False) -> TrialResult:
+        """One timed trial of ``calls`` forward calls on fresh inputs (with ``graph``, replaying
+        the captured CUDA graph)."""
+        reply, size, _ = self._call(TimeTrial(spec=spec, calls=calls, graph=graph), TrialResult)
+        self._discard(size)
         assert isinstance(reply, TrialResult)
         return reply
 
-    def sample(self, seed: int) -> list[torch.Tensor]:
-        """The last timed trial's outputs at positions drawn from ``seed`` (on the host)."""
-        reply, payload = self._call(Sample(seed=seed), SampleResult)
+    def capture_graph(self, spec: RunSpec, calls: int) -> GraphCaptured:
+        """Captures ``calls`` forward calls as one CUDA graph for timing."""
+        reply, size, _ = self._call(CaptureGraph(spec=spec, calls=calls), GraphCaptured)
+        self._discard(size)
+        assert isinstance(reply, GraphCaptured)
+        return reply
+
+    def sample(self, seed: int, calls: Sequence[int]) -> tuple[list[torch.Tensor], set[int]]:
+        """The last timed trial's outputs at positions drawn from ``seed`` (on the host), and
+        the (call-major) outputs left out because a later call returned the same buffer."""
+        reply, size, _ = self._call(Sample(seed=seed, calls=list(calls)), SampleResult)
         assert isinstance(reply, SampleResult)
-        try:
-            return unpack_tensors(reply.samples, payload)
-        except ProtocolError as error:
-            raise CandidateLost(str(error)) from error
+        return self._tensors(reply.samples, size, [], None, []), set(reply.superseded)
 
     def profile(self, spec: RunSpec, calls: int) -> list[ProfiledKernel]:
         """Every kernel of ``calls`` forward calls, with whether it is the candidate's own."""
-        reply, _ = self._call(Profile(spec=spec, calls=calls), ProfileResult)
+        reply, size, _ = self._call(Profile(spec=spec, calls=calls), ProfileResult)
+        self._discard(size)
         assert isinstance(reply, ProfileResult)
         return reply.kernels
 
-    def close(self) -> None:
-        """Asks the process to exit and hangs up (the server kills it regardless)."""
+    def close(self, wait_seconds: float = 0.0) -> None:
+        """Asks the process to exit and hangs up (the server kills it regardless). With
+        ``wait_seconds``, first waits up to that long for the process to be gone (its end of
+        the socket closes when it exits)."""
+        if self._sock.fileno() < 0:
+            return
         try:
             send(self._sock, Shutdown())
+            if wait_seconds > 0:
+                self._sock.settimeout(wait_seconds)
+                while self._sock.recv(65536):
+                    pass
         except OSError:
             pass
         self._sock.close()
+
+
+def _announced(metas: Sequence[TensorMeta]) -> list[torch.Tensor]:
+    """What a reply says its tensors are, as meta tensors (no memory); ProtocolError for a
+    dtype that cannot travel or sizes that do not add up."""
+    tensors = []
+    for meta in metas:
+        dtype = TRANSFER_DTYPES.get(meta.dtype)
+        if dtype is None:
+            raise ProtocolError(f"unsupported output dtype {meta.dtype}")
+        if math.prod(meta.shape) * dtype.itemsize != meta.nbytes:
+            raise ProtocolError("output sizes do not add up")
+        try:
+            tensors.append(torch.empty(meta.shape, dtype=dtype, device="meta"))
+        except (RuntimeError, TypeError) as error:
+            raise ProtocolError(f"impossible output shape {meta.shape}") from error
+    return tensors
+
+
+def _can_match(announced: Sequence[torch.Tensor], expected: Sequence[torch.Tensor], dtypes: Sequence[torch.dtype]) -> bool:
+    return len(announced) == len(expected) and all(
+        got.shape == want.shape and got.dtype == dtype for got, want, dtype in zip(announced, expected, dtypes)
+    )

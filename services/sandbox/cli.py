@@ -20,6 +20,10 @@ def register(commands: Any, serve_commands: Any) -> None:
     evaluate.add_argument("--device", choices=["cpu", "cuda"], help="Default: the server's.")
     evaluate.add_argument("--seed", type=int, help="Base seed for weights and inputs.")
     evaluate.add_argument("--skip-timing", action="store_true", help="Correctness only.")
+    evaluate.add_argument(
+        "--profile", choices=["strict", "kernelgym", "kernelbench"],
+        help="Correctness profile (default: the server's, strict unless configured); docs/EVALUATION.md.",
+    )
     evaluate.add_argument("--json", action="store_true", help="Print the EvaluateResponse as proto3 JSON.")
     evaluate.set_defaults(handler=run_eval)
 
@@ -46,6 +50,8 @@ def build_request(args: argparse.Namespace) -> Any:
         options.device = {"cpu": common_pb2.DEVICE_CPU, "cuda": common_pb2.DEVICE_CUDA}[args.device]
     if args.seed is not None:
         options.seed = args.seed
+    if args.profile:
+        options.correctness_profile = sandbox_pb2.CorrectnessProfile.Value("CORRECTNESS_PROFILE_" + args.profile.upper())
     return sandbox_pb2.EvaluateRequest(
         request_id=f"cli:{args.candidate.name}",
         reference_source=read_source(args.task, "task file"),
@@ -87,6 +93,7 @@ def summary(response: Any) -> str:
         f"reward   {response.reward:.4f}",
         f"speedup  {response.speedup:.3f}x" if response.timing.valid else f"speedup  n/a ({response.timing.invalid_reason or 'not reached'})",
         f"device   {response.device_name}   time {response.evaluation_seconds:.1f} s",
+        f"profile  {pb.CorrectnessProfile.Name(response.correctness_profile).removeprefix('CORRECTNESS_PROFILE_').lower()}",
         "stages:",
     ]
     for stage in response.stages:

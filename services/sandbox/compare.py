@@ -3,8 +3,8 @@
 An output passes when it has the expected shape and dtype, is finite wherever the reference
 is, every element satisfies ``|c - r| <= atol + rtol * |r|`` and the relative L2 error
 ``||c - r|| / ||r||`` stays under the dtype's bound. Integer and boolean outputs must match
-exactly. Errors are accumulated in float64, chunk by chunk, so large GPU outputs need no
-large temporaries.
+exactly; complex outputs are compared as their real and imaginary parts. Errors are
+accumulated in float64, chunk by chunk, so that no output needs a temporary of its full size.
 """
 
 from __future__ import annotations
@@ -17,7 +17,11 @@ import torch
 
 from drkernel.config import Tolerance
 
-_CHUNK_ELEMENTS = 1 << 26
+# Elements compared at a time: every temporary is a float64 copy of one chunk (about a dozen
+# at once). On a CPU small chunks stay in cache (32M float32 elements on one thread, as the
+# judge runs: 1.1 s and 53 MiB more with 2**18, 8.4 s and 1.3 GiB with 2**24); a GPU gets
+# long kernels.
+_CHUNK_ELEMENTS = {"cpu": 1 << 18, "cuda": 1 << 26}
 
 
 @dataclass(frozen=True)
@@ -42,14 +46,35 @@ class _Errors:
     first_bad: int = -1
 
 
-def _chunks(candidate: torch.Tensor, reference: torch.Tensor) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
-    c_flat, r_flat = candidate.reshape(-1), reference.reshape(-1)
-    for start in range(0, r_flat.numel(), _CHUNK_ELEMENTS):
-        yield (
-            start,
-            c_flat[start : start + _CHUNK_ELEMENTS].to(torch.float64),
-            r_flat[start : start + _CHUNK_ELEMENTS].to(torch.float64),
-        )
+def _blocks(shape: Sequence[int], limit: int, prefix: tuple[int | slice, ...] = ()) -> Iterator[tuple[int | slice, ...]]:
+    """Indices cutting a tensor of ``shape`` into consecutive row-major blocks of at most
+    ``limit`` elements (flattening a block copies at most that much, even when the whole
+    tensor is not contiguous)."""
+    if math.prod(shape) <= limit:
+        yield prefix
+        return
+    row = math.prod(shape[1:])
+    if row <= limit:
+        step = limit // row
+        for start in range(0, shape[0], step):
+            yield (*prefix, slice(start, start + step))
+        return
+    for index in range(shape[0]):
+        yield from _blocks(shape[1:], limit, (*prefix, index))
+
+
+def _chunks(
+    candidate: torch.Tensor, reference: torch.Tensor, dtype: torch.dtype | None = torch.float64
+) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
+    """(flat offset, candidate chunk, reference chunk) on the reference's device, in ``dtype``
+    (None: the candidate's), one chunk at a time: no full-size copy of either."""
+    limit = _CHUNK_ELEMENTS.get(reference.device.type, _CHUNK_ELEMENTS["cpu"])
+    target = dtype or candidate.dtype
+    start = 0
+    for index in _blocks(tuple(reference.shape), limit):
+        r = reference[index].reshape(-1).to(target)
+        yield start, candidate[index].reshape(-1).to(reference.device, target), r
+        start += r.numel()
 
 
 def _outside(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> tuple[torch.Tensor, ...]:
@@ -112,10 +137,13 @@ def compare_outputs(
             return Comparison(False, message=f"{label} has shape {tuple(got.shape)}, expected {tuple(want.shape)}")
         if got.dtype != dtype:
             return Comparison(False, message=f"{label} has dtype {got.dtype}, expected {dtype}")
-        got = got.to(want.device)
+        if got.is_meta:
+            return Comparison(False, message=f"{label}: its values were not received")
+        if want.is_complex():  # compared part by part (in float64 the imaginary part would vanish)
+            got, want = torch.view_as_real(got), torch.view_as_real(want)
         if not (want.is_floating_point() or want.is_complex()):
-            if not torch.equal(got, want.to(got.dtype)):
-                mismatches = int((got != want.to(got.dtype)).sum())
+            mismatches = sum(int((c != r).sum()) for _, c, r in _chunks(got, want, None))
+            if mismatches:
                 return Comparison(False, message=f"{label}: {mismatches} of {want.numel()} elements differ (exact match required)")
             continue
         errors = _accumulate(got, want, tolerance.atol, tolerance.rtol)

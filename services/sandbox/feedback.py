@@ -31,7 +31,16 @@ def feedback_text(response: sandbox_pb2.EvaluateResponse) -> str:
             "your own Triton kernels, in train and eval mode, with and without autograd."
         )
     if verdict == sandbox_pb2.VERDICT_INCORRECT:
-        return f"Incorrect {_clip(response.error)}"
+        text = f"Incorrect {_clip(response.error)}"
+        failed = [c for c in response.checks if not c.passed and not c.skipped]
+        if failed and failed[0].variant == sandbox_pb2.INPUT_VARIANT_DTYPE and any(c.passed for c in response.checks):
+            text += (
+                f" Only the {failed[0].description} precision check failed; everything in the task's own dtype "
+                f"passed. Make the kernel work for {failed[0].description} inputs too (compute in float32 inside "
+                "the kernel, store in the output's dtype). The kernelgym and kernelbench correctness profiles do "
+                "not run this check."
+            )
+        return text
     checked = [c for c in response.checks if c.passed]
     text = f"Correct on {len(checked)} input variant(s)."
     timing = response.timing

@@ -1,15 +1,18 @@
 """The evaluation funnel, run by the judge: stages in order, stopping at the first failure.
 
-syntax -> load (import, build ModelNew) -> compile (first run; on CPU also an ahead-of-time
-compile for sm_90) -> tiny run (four modes, own Triton kernels every time, tiny correctness,
-a knock-out call that destroys the kernels' results) -> correctness (input variants) ->
-timing (interleaved with the reference). Every candidate forward call is checked for
-launches of the candidate's own kernels, late writes, mutated inputs, odd outputs and
-tampering (services/sandbox/harness.py).
+syntax -> load (import, build ModelNew, while the judge computes the reference) -> compile
+(first run; on CPU also an ahead-of-time compile for sm_90) -> tiny run (four modes, own
+Triton kernels every time, tiny correctness, a knock-out call that destroys the kernels'
+results) -> correctness (input variants of the request's correctness profile, each planned
+to fit in device memory) -> timing (interleaved with the reference; launch-bound models
+replayed from CUDA graphs) -> profile. Every candidate forward call is checked for launches
+of the candidate's own kernels, late writes, inputs modified unlike the reference, outputs
+laid out unlike the reference's, and tampering (services/sandbox/harness.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import secrets
 import statistics
@@ -24,11 +27,13 @@ from drkernel.config import SandboxSettings, Tolerance
 from drkernel.v1 import sandbox_pb2 as pb
 from services.profiler.collect import KernelTime, method
 from services.profiler.summary import kernel_profiles, profile_summary
-from services.sandbox.candidate_client import CandidateClient, CandidateFailed, CandidateLost, CandidateRun
+from services.sandbox.candidate_client import CandidateClient, CandidateFailed, CandidateLost, CandidateRun, JudgeOutOfMemory
 from services.sandbox.compare import Comparison, compare_outputs
 from services.sandbox.feedback import feedback_text
+from services.sandbox.memory import Footprint, fits, free_bytes, gib
+from services.sandbox.profiles import plan_for
 from services.sandbox.protocol import LaunchRecord, Problem
-from services.sandbox.reference import Reference, ReferenceError
+from services.sandbox.reference import Reference, ReferenceRun, TaskFailed
 from services.sandbox.reward import compute_reward
 from services.sandbox.runner import DTYPES, RunSpec
 from services.sandbox.task_source import TaskSource, resized_plans, syntax_error, tiny_plans
@@ -37,6 +42,14 @@ from services.sandbox.timing import Clock, sample_values, summarize
 # Modes of the tiny run; the first is KernelBench's (a freshly built module is in training
 # mode; the harness evaluates without autograd) and is the one compared with the reference.
 _MODES = ((True, False), (False, False), (True, True), (False, True))
+# Halving the size constants this many times at most to fit a variant in device memory.
+_SHRINK_STEPS = 6
+# Trials of the reference timed alone once the candidate's process has ended.
+_ALONE_WARMUPS, _ALONE_TRIALS = 2, 7
+# Timed calls spot-checked per trial besides the last, drawn after the trial.
+_SAMPLED_CALLS = 4
+_RANDOM = secrets.SystemRandom()
+_ALONE_EXIT_WAIT_SECONDS = 2.0
 
 
 def _mode_name(train: bool, grad: bool) -> str:
@@ -71,6 +84,43 @@ def _finite(outputs: Sequence[torch.Tensor]) -> bool:
     return all(bool(torch.isfinite(t).all()) for t in outputs if t.is_floating_point())
 
 
+def _is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """No gaps and no overlap: the strides, sorted, are the running products of the sizes."""
+    expected = 1
+    for size, stride in sorted(zip(shape, strides), key=lambda p: p[1]):
+        if size == 1:
+            continue
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _layout_message(strides: Sequence[Sequence[int]], expected: Sequence[torch.Tensor]) -> str | None:
+    """An output must be dense, unless the reference returns the very same layout (an
+    expand() view, say): the candidate may mirror the reference, nothing else."""
+    for index, (got, want) in enumerate(zip(strides, expected)):
+        if _is_dense(want.shape, got) or tuple(got) == tuple(want.stride()):
+            continue
+        label = f"output {index}" if len(expected) > 1 else "the output"
+        return f"{label} is not a dense tensor (strides {tuple(got)}) and the reference's is not laid out that way (strides {tuple(want.stride())})"
+    return None
+
+
+def _precise(samples_us: Sequence[float], relative_error: float) -> bool:
+    """Whether the median of these samples is known to ``relative_error`` (its standard error,
+    1.253 * stdev / sqrt(n) for near-normal samples, over the median)."""
+    if len(samples_us) < 3:
+        return False
+    median = statistics.median(samples_us)
+    return median > 0 and 1.253 * statistics.stdev(samples_us) / math.sqrt(len(samples_us)) / median < relative_error
+
+
+def _is_out_of_memory(error: BaseException) -> bool:
+    text = str(error)
+    return "out of memory" in text.lower() or "CUDA_ERROR_OUT_OF_MEMORY" in text
+
+
 class Evaluation:
     """One candidate judged against one task; ``run()`` returns the response."""
 
@@ -88,7 +138,8 @@ class Evaluation:
         self.settings, self.device, self.clock = settings, device, clock
         options = request.options
         self.base_seed = options.seed if options.HasField("seed") else settings.seed
-        self.response = pb.EvaluateResponse(request_id=request.request_id)
+        self.plan = plan_for(options.correctness_profile, settings.correctness)
+        self.response = pb.EvaluateResponse(request_id=request.request_id, correctness_profile=self.plan.profile)
         self.hack_reasons: list[str] = []
         self.kernels: Counter[str] = Counter()
         self.programs: Counter[str] = Counter()
@@ -109,7 +160,8 @@ class Evaluation:
 
     def _tolerance(self, dtype: torch.dtype) -> Tolerance:
         name = str(dtype).removeprefix("torch.")
-        tolerance = self.settings.correctness.tolerances.get(name, self.settings.correctness.tolerances["float32"])
+        tolerances = self.plan.tolerances
+        tolerance = tolerances.get(name, tolerances["float32"])
         options = self.request.options
         return tolerance.model_copy(update={
             **({"atol": options.atol} if options.atol > 0 else {}),
@@ -151,6 +203,9 @@ class Evaluation:
             record.status = pb.STAGE_STATUS_SKIPPED if record.detail.startswith("skipped") else pb.STAGE_STATUS_PASSED
             if record.status == pb.STAGE_STATUS_PASSED:
                 self.response.furthest_stage = stage
+        if verdict == pb.VERDICT_CORRECT and self.response.timing.valid:
+            self._retime_reference_alone()
+        self.reference.release_graph()
         return self._finish(verdict, error)
 
     def _finish(self, verdict: int, error: str) -> pb.EvaluateResponse:
@@ -174,22 +229,32 @@ class Evaluation:
 
     def _load(self) -> str:
         self.candidate.ready()
+        task_failure: list[TaskFailed] = []
+
+        def reference_meanwhile() -> None:
+            try:
+                self._reference(self._spec())
+            except TaskFailed as error:
+                task_failure.append(error)
+
         try:
-            self._reference_outputs(self._spec())
-        except ReferenceError as error:
-            raise BadTask(f"the reference fails on its own inputs: {error}") from error
-        try:
-            loaded = self.candidate.load(self.request.candidate_source, self.task.inputs_source, self._spec())
+            loaded = self.candidate.load(
+                self.request.candidate_source, self.task.inputs_source, self._spec(), meanwhile=reference_meanwhile
+            )
         except CandidateFailed as failure:
+            if task_failure:
+                raise BadTask(f"the reference fails on its own inputs: {task_failure[0]}") from task_failure[0]
             verdict = pb.VERDICT_RUNTIME_ERROR if failure.kind == "runtime" else pb.VERDICT_COMPILE_ERROR
             raise _Stop(verdict, str(failure)) from failure
+        if task_failure:
+            raise BadTask(f"the reference fails on its own inputs: {task_failure[0]}") from task_failure[0]
         self.response.device_name = loaded.device_name
         return f"ModelNew built ({loaded.parameters} parameters)"
 
     def _compile(self) -> str:
         self.tiny_spec = self._choose_tiny_spec()
         try:
-            self._first_run = self.candidate.run(self.tiny_spec, self.settings.correctness.late_write_wait_seconds)
+            self._first_run = self._candidate_run(self.tiny_spec, self._reference(self.tiny_spec))
         except CandidateFailed as failure:
             if failure.kind == "compile":
                 raise _Stop(pb.VERDICT_COMPILE_ERROR, str(failure)) from failure
@@ -203,29 +268,35 @@ class Evaluation:
             if failed:
                 details = "\n".join(f"{k.name}: {k.message}" for k in failed)
                 raise _Stop(pb.VERDICT_COMPILE_ERROR, f"Triton kernel(s) do not compile for sm_90:\n{details}")
-            return "kernels compiled for sm_90 (CUDA target) without a GPU"
+            names = ", ".join(sorted({k.name for k in checked})) or "no kernels launched"
+            return f"compiled for sm_90 (CUDA target) without a GPU: {names}"
         return "kernels compiled"
 
     def _tiny_run(self) -> str:
+        constants = dict(self.tiny_spec.constants)
         if self._first_failure is not None:
-            self._fail_at_other_sizes(f"tiny inputs ({_describe_constants(dict(self.tiny_spec.constants))})", self._first_failure)
+            where = f"tiny inputs ({_describe_constants(constants)})" if constants else "the task's inputs"
+            self._fail_at_other_sizes(where, self._first_failure)
         assert self._first_run is not None
-        where = f"{_mode_name(True, False)} on tiny inputs"
+        where = f"{_mode_name(True, False)} on {'tiny inputs' if constants else 'the task inputs'}"
         self._check_run(self._first_run, where)
-        description = f"tiny: {_describe_constants(dict(self.tiny_spec.constants))}"
-        message = self._record_check(pb.INPUT_VARIANT_TINY, description, self._first_run.outputs, self._reference_outputs(self.tiny_spec), None)
+        if constants:
+            kind, description = pb.INPUT_VARIANT_TINY, f"tiny: {_describe_constants(constants)}"
+        else:  # profiles that never shrink: the first run is the task's own inputs
+            kind, description = pb.INPUT_VARIANT_ORIGINAL, f"task sizes, seed {self.tiny_spec.input_seed}"
+        message = self._record_check(kind, description, self._first_run, self._reference(self.tiny_spec), None)
         if message is not None:
-            raise _Stop(pb.VERDICT_INCORRECT, f"on tiny inputs ({description}): {message}")
+            raise _Stop(pb.VERDICT_INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
         self._check_launches(self._first_run.result.launches, where)
         for mode, (train, grad) in enumerate(_MODES[1:], start=1):
             # fresh inputs for every mode: a cache kept in the model finds nothing to reuse
-            spec = self._spec(dict(self.tiny_spec.constants), inputs=1 + 100 * mode, train=train, grad=grad)
+            spec = self._spec(constants, inputs=1 + 100 * mode, train=train, grad=grad)
             try:
-                run = self.candidate.run(spec, self.settings.correctness.late_write_wait_seconds)
+                run = self._candidate_run(spec, self._reference(spec))
             except CandidateFailed as failure:
                 raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"in {_mode_name(train, grad)}: {failure}") from failure
-            self._check_run(run, f"{_mode_name(train, grad)} on tiny inputs")
-            self._check_launches(run.result.launches, f"{_mode_name(train, grad)} on tiny inputs")
+            self._check_run(run, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
+            self._check_launches(run.result.launches, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
         self._stop_if_hacked()
         knocked_out = self._check_kernels_matter()
         self._stop_if_hacked()
@@ -240,34 +311,43 @@ class Evaluation:
                 skipped += 1
                 continue
             try:
-                expected = self._reference_outputs(variant.reference)
-            except ReferenceError as error:
+                variant = self._fitted(variant)
+                expected = self._reference(variant.reference)
+            except TaskFailed as error:
                 self._skip(variant, f"the reference itself fails on these inputs: {error}")
                 skipped += 1
                 continue
-            if variant.kind != pb.INPUT_VARIANT_ORIGINAL and not _finite(expected):
+            if variant.not_applicable:
+                self._skip(variant, variant.not_applicable)
+                skipped += 1
+                continue
+            if variant.kind != pb.INPUT_VARIANT_ORIGINAL and not _finite(expected.outputs):
                 self._skip(variant, "the reference gives NaN/Inf on these inputs")
                 skipped += 1
                 continue
             try:
-                run = self.candidate.run(variant.candidate, self.settings.correctness.late_write_wait_seconds)
+                run = self._run_variant(variant, expected)
             except CandidateFailed as error:
-                if variant.kind == pb.INPUT_VARIANT_RESIZED and passed:
-                    raise _Stop(pb.VERDICT_INCORRECT, f"correct at the task's own sizes but fails at {variant.description}: {error}") from error
-                raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on inputs '{variant.description}': {error}") from error
+                self._fail_variant(variant, error, passed)
+            except JudgeOutOfMemory as error:
+                self._skip(variant, f"skipped: the judge's own copies did not fit in device memory ({error})")
+                skipped += 1
+                continue
             self._check_run(run, f"on inputs '{variant.description}'")
-            message = self._record_check(variant.kind, variant.description, run.outputs, expected, variant.expected_dtypes)
+            if variant.kind == pb.INPUT_VARIANT_DTYPE:
+                self._check_compiles_in(variant)
+            message = self._record_check(variant.kind, variant.description, run, expected, variant.expected_dtypes)
             if message is None:
                 self._check_launches(run.result.launches, f"on inputs '{variant.description}'")
                 self._stop_if_hacked()
                 passed += 1
             elif failure is None:
-                failure = f"on inputs '{variant.description}': {message}"
+                failure = self._failure_text(variant, message)
                 if self.settings.correctness.stop_at_first_failure:
                     break
         if failure:
             raise _Stop(pb.VERDICT_INCORRECT, failure)
-        return f"{passed} variant(s) passed" + (f", {skipped} not applicable" if skipped else "")
+        return f"{passed} variant(s) passed" + (f", {skipped} not applicable" if skipped else "") + f" (profile {self.plan.name})"
 
     def _timing(self) -> str:
         report = self.response.timing
@@ -290,12 +370,13 @@ class Evaluation:
             report.invalid_reason = "CPU interpreter timing is not comparable to GPU execution"
             return f"{trials} interpreter trial(s), not valid for speedup"
         report.valid = True
+        replay = "calls replayed from a CUDA graph" if report.cuda_graph else "eager calls"
         report.method = (
-            f"CUDA events closed by device-wide synchronisation; {timing.l2_flush_bytes >> 20} MiB L2 flush, "
-            "persisting L2 reset, fresh inputs per trial; reference and candidate interleaved on one GPU"
+            f"CUDA events on the timed stream; {timing.l2_flush_bytes >> 20} MiB L2 flush, persisting L2 reset, "
+            f"fresh inputs per trial, {replay}; reference and candidate interleaved on one GPU"
         )
         self.response.speedup = speedup
-        return f"speedup {speedup:.3f}x over {trials} interleaved trials"
+        return f"speedup {speedup:.3f}x over {trials} interleaved trials ({replay})"
 
     def _profile(self) -> str:
         if self.request.options.skip_profile:
@@ -314,15 +395,16 @@ class Evaluation:
         self.response.coverage = summary.coverage
         return f"coverage {summary.coverage:.1%} of {summary.total_device_time_us:.3g} us per forward call"
 
-    # Helpers --------------------------------------------------------------------------------
+    # Timing ---------------------------------------------------------------------------------
 
     def _timing_round(self, trials: int, warmups: int, first_input: int) -> float:
         timing = self.settings.timing
+        cuda = self.device.type == "cuda"
         ref_us: list[float] = []
         cand_us: list[float] = []
-        ref_gap: list[float] = []
-        cand_gap: list[float] = []
+        late_us: list[float] = []
         calls = 1
+        graph = False
         fastest = math.inf
         trial = 0
         while trial < warmups + trials:
@@ -330,16 +412,17 @@ class Evaluation:
             order = (True, False) if trial % 2 == 0 else (False, True)
             for is_reference in order:
                 if is_reference:
-                    timed = self.reference.time_trial(spec, self.clock, calls)
-                    ref_stream, ref_device = timed.stream_us, timed.device_us
+                    timed = self.reference.time_trial(spec, self.clock, calls, graph=graph)
+                    ref_stream = timed.stream_us
                 else:
                     try:
-                        result = self.candidate.time_trial(spec, calls)
+                        result = self.candidate.time_trial(spec, calls, graph=graph)
                     except CandidateFailed as error:
                         raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"during timing: {error}") from error
                     self._check_tampering(result.tampered)
-                    self._check_launches(result.launches, f"timed run {trial}")
-                    cand_stream, cand_device = result.stream_us, result.device_us
+                    if not graph:  # a replayed graph launches nothing from Python: its capture was checked
+                        self._check_launches(result.launches, f"timed run {trial}")
+                    cand_stream, cand_late = result.stream_us, result.late_us
             self._check_timed_results(trial, timed.outputs)
             self._stop_if_hacked()
             if trial < warmups and trial >= 2 and min(ref_stream, cand_stream) * calls > timing.long_call_us:
@@ -347,47 +430,86 @@ class Evaluation:
             if trial >= warmups:
                 ref_us.append(ref_stream)
                 cand_us.append(cand_stream)
-                ref_gap.append(ref_device - ref_stream)
-                cand_gap.append(cand_device - cand_stream)
-            elif self.device.type == "cuda":
+                late_us.append(cand_late)
+                if len(ref_us) >= min(timing.min_trials, trials) and _precise(ref_us, timing.median_precision) and _precise(cand_us, timing.median_precision):
+                    break
+            elif cuda:
                 # Calls per trial are chosen halfway through the warm-ups from the fastest
-                # single calls seen, once first-call costs are gone, and then kept.
+                # single calls seen, once first-call costs are gone, and then kept; the rest
+                # of the warm-ups replay the graph when both models could be captured, and a
+                # graph whose trial is too short for steady timing is captured again with more
+                # calls.
                 fastest = min(fastest, ref_stream, cand_stream)
                 if trial == (warmups - 1) // 2:
                     calls = max(1, min(timing.max_calls_per_trial, math.ceil(timing.min_trial_us / max(fastest, 1.0))))
+                    graph = calls > 1 and timing.cuda_graphs and self._capture_graphs(spec, calls)
+                elif graph and trial == (warmups - 1) // 2 + 1:
+                    replayed = math.ceil(timing.graph_min_trial_us / max(min(ref_stream, cand_stream), 0.5))
+                    more = min(timing.max_graph_calls, replayed)
+                    if more > calls:
+                        graph = self._capture_graphs(spec, more)
+                        calls = more if graph else calls  # eager again, with the calls chosen for eager
             trial += 1
-        self.response.timing.calls_per_trial = calls
-        self.response.timing.warmup_trials = warmups
-        hidden_us = statistics.median(cand_gap) - statistics.median(ref_gap)
-        if self.device.type == "cuda" and hidden_us > self.settings.timing.side_stream_slack_us:
-            reason = (
-                f"the device stayed busy {hidden_us:.1f} us longer after forward returned than for the reference "
-                "(work hidden on another stream, outside the timed region)"
-            )
-            raise _Stop(pb.VERDICT_HACKED, reason, [reason])
         report = self.response.timing
-        report.reference.CopyFrom(summarize(ref_us, self.settings.timing.trim_fraction))
-        report.candidate.CopyFrom(summarize(cand_us, self.settings.timing.trim_fraction))
+        report.calls_per_trial = calls
+        report.warmup_trials = warmups
+        report.cuda_graph = graph
+        if cuda:
+            report.late_device_work_us = statistics.median(late_us)
+            if report.late_device_work_us > timing.side_stream_slack_us:
+                reason = (
+                    f"device work it started was still running {report.late_device_work_us:.1f} us (median) after "
+                    "forward returned and the timed stream had finished (hidden on another stream, outside the timed region)"
+                )
+                raise _Stop(pb.VERDICT_HACKED, reason, [reason])
+        report.reference.CopyFrom(summarize(ref_us, timing.trim_fraction))
+        report.candidate.CopyFrom(summarize(cand_us, timing.trim_fraction))
         return report.reference.median_us / report.candidate.median_us if report.candidate.median_us > 0 else 0.0
 
-    def _fail_at_other_sizes(self, where: str, failure: CandidateFailed) -> None:
-        """A failure on shrunken sizes is INCORRECT when the candidate is right at the task's
-        own sizes (a kernel that fits only one shape), else a RUNTIME_ERROR."""
-        original = self._spec()
-        try:
-            run = self.candidate.run(original, self.settings.correctness.late_write_wait_seconds)
-        except CandidateFailed:
-            raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
-        expected = self._reference_outputs(original)
-        if compare_outputs(run.outputs, expected, [t.dtype for t in expected], self._tolerance(expected[0].dtype)).passed:
-            raise _Stop(pb.VERDICT_INCORRECT, f"correct at the task's own sizes but fails on {where}: {failure}") from failure
-        raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
+    def _retime_reference_alone(self) -> None:
+        """Times the reference once more after the candidate's process has ended and keeps the
+        faster of the two reference medians. While the two interleave, the candidate's process
+        is alive between its calls, and a thread of it can keep the GPU busy exactly while the
+        reference is timed (contexts time-slice): a slowed reference would inflate the
+        speedup. Alone, nothing of the candidate runs; an honest candidate loses nothing."""
+        report = self.response.timing
+        self.candidate.close(wait_seconds=_ALONE_EXIT_WAIT_SECONDS)
+        timing = self.settings.timing
+        alone = []
+        for trial in range(_ALONE_WARMUPS + _ALONE_TRIALS):
+            spec = self._spec(inputs=9000 + trial)
+            timed = self.reference.time_trial(spec, self.clock, report.calls_per_trial, graph=report.cuda_graph)
+            if trial >= _ALONE_WARMUPS:
+                alone.append(timed.stream_us)
+        quiet = summarize(alone, timing.trim_fraction)
+        if quiet.median_us < report.reference.median_us and report.candidate.median_us > 0:
+            report.reference.CopyFrom(quiet)
+            self.response.speedup = quiet.median_us / report.candidate.median_us
+        report.method += "; reference re-timed alone after the candidate's process ended, the faster median kept"
+
+    def _capture_graphs(self, spec: RunSpec, calls: int) -> bool:
+        """Captures both models' calls as CUDA graphs; True only if both could be (timing the
+        two the same way). The candidate's capture must launch its own kernels."""
+        captured = self.candidate.capture_graph(spec, calls)
+        if captured.error:
+            return False
+        self._check_launches(captured.launches, "the calls captured for timing")
+        self._stop_if_hacked()
+        return not self.reference.capture_graph(spec, calls)
 
     def _check_timed_results(self, trial: int, reference_calls: list[list[torch.Tensor]]) -> None:
-        """Spot-checks what every timed call returned, at positions drawn only now."""
+        """Spot-checks what timed calls returned, at positions and calls drawn only now: the
+        last call and a few others at random. Outputs that a later call of the trial
+        overwrote (a reused buffer) are left out, never the last call's."""
         seed = secrets.randbits(62)
-        got = self.candidate.sample(seed)
-        want = [value for outputs in reference_calls for value in sample_values(outputs, seed)]
+        count = len(reference_calls)
+        chosen = sorted({count - 1, *_RANDOM.sample(range(count), min(count, _SAMPLED_CALLS))})
+        got, superseded = self.candidate.sample(seed, chosen)
+        superseded -= set(range(sum(len(reference_calls[i]) for i in chosen[:-1]), sum(len(reference_calls[i]) for i in chosen)))
+        want = [
+            value for position, value in enumerate(v for i in chosen for v in sample_values(reference_calls[i], seed))
+            if position not in superseded
+        ]
         dtypes = [t.dtype for t in want]
         floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
         if not compare_outputs(got, want, dtypes, self._tolerance(floating)).passed:
@@ -396,24 +518,163 @@ class Evaluation:
                 "inputs (outputs cached, stale or computed differently while timed)"
             )
 
-    def _reference_outputs(self, spec: RunSpec) -> list[torch.Tensor]:
-        return self.reference.outputs(spec)
+    # Judged calls ---------------------------------------------------------------------------
+
+    def _reference(self, spec: RunSpec) -> ReferenceRun:
+        return self.reference.run(spec)
+
+    def _candidate_run(
+        self, spec: RunSpec, expected: ReferenceRun, *, knock_out: bool = False,
+        expected_dtypes: Sequence[torch.dtype] | None = None,
+    ) -> CandidateRun:
+        """One checked call of the candidate; the inputs the reference modifies may be
+        modified too (their final values come back after the outputs)."""
+        wait = 0.0 if knock_out else self.settings.correctness.late_write_wait_seconds
+        mutable = expected.modified_inputs
+        if spec.dtype is not None:  # the candidate's float inputs are in the variant's dtype
+            mutable = {i: t.to(DTYPES[spec.dtype]) if t.is_floating_point() else t for i, t in mutable.items()}
+        return self.candidate.run(
+            spec, wait, knock_out=knock_out, expected=expected.outputs, expected_dtypes=expected_dtypes,
+            mutable_inputs=mutable,
+        )
+
+    def _run_variant(self, variant: _Variant, expected: ReferenceRun) -> CandidateRun:
+        """The candidate's call for a variant. Memory the judge's bookkeeping could not get
+        (the harness's snapshots and hand-over copies, the judge's import) is never the
+        candidate's fault: the judge's caches are dropped and the call made once more, and a
+        second shortfall skips the check with the reason (JudgeOutOfMemory). A forward that
+        runs out of memory is retried the same way before it counts as the candidate's."""
+        for attempt in (1, 2):
+            try:
+                return self._candidate_run(variant.candidate, expected, expected_dtypes=variant.expected_dtypes)
+            except CandidateFailed as error:
+                if attempt == 2 or not (error.kind == "resources" or _is_out_of_memory(error)):
+                    if error.kind == "resources":
+                        raise JudgeOutOfMemory(str(error)) from error
+                    raise
+            except JudgeOutOfMemory:
+                if attempt == 2:
+                    raise
+            self.reference.drop_cache()
+            expected = self._reference(variant.reference)
+        raise AssertionError("unreachable")
+
+    def _check_compiles_in(self, variant: _Variant) -> None:
+        """On CPU the interpreter runs code that the GPU compiler rejects for another dtype
+        (``tl.exp`` on half precision, say): the kernels launched in the precision variant
+        are compiled for sm_90 too, so that CPU and GPU agree."""
+        if self.device.type != "cpu":
+            return
+        try:
+            failed = [k for k in self.candidate.compile_check() if not k.ok]
+        except CandidateFailed as failure:
+            failed_text = str(failure)
+        else:
+            failed_text = "\n".join(f"{k.name}: {k.message}" for k in failed)
+        if failed_text:
+            first = failed_text.strip().splitlines()[0][:300]
+            self.response.checks.add(variant=variant.kind, description=variant.description, passed=False, message=f"does not compile: {first}")
+            raise _Stop(pb.VERDICT_INCORRECT, self._failure_text(variant, f"its kernels do not compile for sm_90 in {variant.description}:\n{failed_text}"))
+
+    def _fail_variant(self, variant: _Variant, error: CandidateFailed, passed: int) -> None:
+        """A candidate that raises on a variant after passing others is INCORRECT for it
+        (resized shapes, another precision), else a RUNTIME_ERROR; the check is recorded."""
+        first_line = str(error).strip().splitlines()[0][:300] if str(error).strip() else error.kind
+        self.response.checks.add(variant=variant.kind, description=variant.description, passed=False, message=f"raised: {first_line}")
+        if variant.kind == pb.INPUT_VARIANT_DTYPE and passed:
+            raise _Stop(pb.VERDICT_INCORRECT, self._failure_text(variant, f"forward failed in {variant.description}: {error}")) from error
+        if variant.kind == pb.INPUT_VARIANT_RESIZED and passed:
+            raise _Stop(pb.VERDICT_INCORRECT, f"correct at the task's own sizes but fails at {variant.description}: {error}") from error
+        raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on inputs '{variant.description}': {error}") from error
+
+    def _failure_text(self, variant: _Variant, message: str) -> str:
+        if variant.kind == pb.INPUT_VARIANT_DTYPE:
+            return (
+                f"only at the {variant.description} precision variant (every check in the task's own dtype passed): "
+                f"{message}"
+            )
+        return f"on inputs '{variant.description}': {message}"
+
+    def _fail_at_other_sizes(self, where: str, failure: CandidateFailed) -> None:
+        """A failure on shrunken sizes is INCORRECT when the candidate is right at the task's
+        own sizes (a kernel that fits only one shape), else a RUNTIME_ERROR."""
+        original = self._spec()
+        if not self.tiny_spec.constants:
+            raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
+        expected = self._reference(original)
+        try:
+            run = self._candidate_run(original, expected)
+        except CandidateFailed:
+            raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
+        if self._judge(run, expected, None)[0] is None:
+            raise _Stop(pb.VERDICT_INCORRECT, f"correct at the task's own sizes but fails on {where}: {failure}") from failure
+        raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
+
+    def _judge(
+        self, run: CandidateRun, expected: ReferenceRun, expected_dtypes: Sequence[torch.dtype] | None,
+    ) -> tuple[str | None, Comparison, Tolerance]:
+        """The failure message of a judged call (None when right), its comparison and the
+        tolerance: layout, outputs, and the inputs it modified as the reference does."""
+        count = len(run.result.output_strides) or len(run.outputs)
+        outputs, handed_inputs = run.outputs[:count], run.outputs[count:]
+        layout = _layout_message(run.result.output_strides, expected.outputs)
+        result, tolerance = self._compare(outputs, expected.outputs, expected_dtypes)
+        if layout is not None:
+            return layout, result, tolerance
+        if not result.passed:
+            return result.message, result, tolerance
+        if any(t.is_meta for t in run.outputs):
+            return "the inputs it handed back as modified do not match the reference's (shapes or dtypes)", result, tolerance
+        wanted = [expected.modified_inputs[i] for i in run.result.modified_inputs]
+        if len(handed_inputs) != len(wanted):
+            return "the modified inputs it handed back do not match what it reported", result, tolerance
+        for position, got, want in zip(run.result.modified_inputs, handed_inputs, wanted):
+            if got.is_floating_point() and want.is_floating_point():
+                want = want.to(got.dtype)  # the precision variant's inputs are in another dtype
+            if not self._compare([got], [want])[0].passed:
+                return f"input {position} was left different from what the reference leaves in it", result, tolerance
+        return None, result, tolerance
+
+    def _record_check(
+        self, kind: int, description: str, run: CandidateRun, expected: ReferenceRun,
+        expected_dtypes: Sequence[torch.dtype] | None,
+    ) -> str | None:
+        """Judges a call, records a CorrectnessCheck, returns the failure message or None."""
+        message, result, tolerance = self._judge(run, expected, expected_dtypes)
+        self.response.checks.add(
+            variant=kind, description=description, passed=message is None,
+            max_abs_error=result.max_abs_error, max_rel_error=result.max_rel_error,
+            rel_l2_error=result.rel_l2_error, atol=tolerance.atol, rtol=tolerance.rtol, message=message or "",
+        )
+        return message
+
+    def _compare(
+        self, outputs: list[torch.Tensor], expected: list[torch.Tensor], expected_dtypes: Sequence[torch.dtype] | None = None,
+    ) -> tuple[Comparison, Tolerance]:
+        dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in expected]
+        floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
+        tolerance = self._tolerance(floating)
+        return compare_outputs(outputs, expected, dtypes, tolerance), tolerance
+
+    # Variants -------------------------------------------------------------------------------
 
     def _choose_tiny_spec(self) -> RunSpec:
+        if not self.plan.shrink:
+            return self._spec()
         sizes = self.task.sizes(self.settings.correctness.size_constant_min)
         for plan in tiny_plans(sizes, self.settings.correctness.tiny_size):
             spec = self._spec(plan)
             try:
-                if _finite(self._reference_outputs(spec)):
+                if _finite(self._reference(spec).outputs):
                     return spec
-            except ReferenceError:
+            except TaskFailed:
                 continue
         return self._spec()
 
     def _variants(self) -> list[_Variant]:
         correctness = self.settings.correctness
         variants: list[_Variant] = []
-        for name in correctness.variants:
+        for name in self.plan.variants:
             if name == "original":
                 spec = self._spec()
                 variants.append(_Variant(pb.INPUT_VARIANT_ORIGINAL, f"task sizes, seed {spec.input_seed}", spec, spec))
@@ -427,6 +688,9 @@ class Evaluation:
                 variants.append(self._resized_variant())
             elif name == "dtype":
                 variants.append(self._dtype_variant())
+        for extra in range(self.plan.extra_seeds):
+            spec = self._spec(weight=10 * (extra + 2), inputs=10 * (extra + 2) + 1)
+            variants.append(_Variant(pb.INPUT_VARIANT_SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
         return variants
 
     def _resized_variant(self) -> _Variant:
@@ -435,8 +699,8 @@ class Evaluation:
         for plan in plans:
             spec = self._spec(plan, inputs=31)
             try:
-                outputs = self._reference_outputs(spec)
-            except ReferenceError:
+                outputs = self._reference(spec).outputs
+            except TaskFailed:
                 continue
             if _finite(outputs):
                 return _Variant(pb.INPUT_VARIANT_RESIZED, _describe_constants(plan), spec, spec)
@@ -447,62 +711,86 @@ class Evaluation:
     def _dtype_variant(self) -> _Variant:
         correctness = self.settings.correctness
         other = correctness.dtype_cuda if self.device.type == "cuda" else correctness.dtype_cpu
-        original = self._reference_outputs(self._spec())
+        original = self._reference(self._spec()).outputs
         if all(t.dtype == DTYPES[other] for t in original if t.is_floating_point()):
             other = "float32"
         candidate = self._spec(inputs=41, dtype=other)
         reference = self._spec(inputs=41, round_to=other)
         try:
-            probe = self._reference_outputs(candidate)
-        except ReferenceError:
+            probe = self._reference(candidate).outputs
+        except TaskFailed:
             return _Variant(pb.INPUT_VARIANT_DTYPE, other, reference, reference, not_applicable=f"the reference does not run in {other}")
         return _Variant(pb.INPUT_VARIANT_DTYPE, other, candidate, reference, tuple(t.dtype for t in probe))
+
+    def _fitted(self, variant: _Variant) -> _Variant:
+        """The variant as it fits in device memory next to the judge's copies: the judge's
+        caches are dropped first; then sizes are halved (said in the description) until the
+        call fits; a variant with no sizes to shrink is skipped with the reason."""
+        need = self._footprint(variant)
+        free = self._free_bytes()
+        if fits(need, free):
+            return variant
+        self.reference.drop_cache()
+        free = self._free_bytes()
+        if fits(need, free):
+            return variant
+        sizes = self.task.sizes(self.settings.correctness.size_constant_min)
+        current = dict(variant.candidate.constants) or dict(sizes)
+        for _ in range(_SHRINK_STEPS):
+            current = {name: max(1, value // 2) for name, value in current.items()}
+            if not current:
+                break
+            shrunk = _Variant(
+                variant.kind,
+                f"{variant.description}; shrunk to fit device memory ({gib(need.need_bytes())} needed, {gib(free or 0)} free): "
+                f"{_describe_constants(current)}",
+                dataclasses.replace(variant.candidate, constants=tuple(sorted(current.items()))),
+                dataclasses.replace(variant.reference, constants=tuple(sorted(current.items()))),
+                variant.expected_dtypes,
+            )
+            if fits(self._footprint(shrunk), self._free_bytes()):
+                return shrunk
+        return dataclasses.replace(
+            variant, not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} needed, {gib(free or 0)} free)"
+        )
+
+    def _footprint(self, variant: _Variant) -> Footprint:
+        run = self._reference(variant.reference)
+        output_bytes = sum(t.numel() * t.element_size() for t in run.outputs)
+        return Footprint(run.weight_bytes, run.input_bytes, output_bytes)
+
+    def _free_bytes(self) -> int | None:
+        configured = self.settings.device_memory_bytes
+        if configured is not None:
+            return configured - self.reference.cached_bytes()
+        return free_bytes(self.device)
 
     def _skip(self, variant: _Variant, reason: str) -> None:
         self.response.checks.add(variant=variant.kind, description=variant.description, skipped=True, message=reason)
 
-    def _record_check(
-        self, kind: int, description: str, outputs: list[torch.Tensor], expected: list[torch.Tensor],
-        expected_dtypes: Sequence[torch.dtype] | None,
-    ) -> str | None:
-        """Compares, records a CorrectnessCheck, returns the failure message or None."""
-        result, tolerance = self._compare(outputs, expected, expected_dtypes)
-        self.response.checks.add(
-            variant=kind, description=description, passed=result.passed,
-            max_abs_error=result.max_abs_error, max_rel_error=result.max_rel_error,
-            rel_l2_error=result.rel_l2_error, atol=tolerance.atol, rtol=tolerance.rtol, message=result.message,
-        )
-        return None if result.passed else result.message
-
-    def _compare(
-        self, outputs: list[torch.Tensor], expected: list[torch.Tensor], expected_dtypes: Sequence[torch.dtype] | None = None,
-    ) -> tuple[Comparison, Tolerance]:
-        dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in expected]
-        floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
-        tolerance = self._tolerance(floating)
-        return compare_outputs(outputs, expected, dtypes, tolerance), tolerance
+    # Hack evidence --------------------------------------------------------------------------
 
     def _check_kernels_matter(self) -> str:
-        """One more tiny call with every result of the candidate's own kernels destroyed
+        """One more call with every result of the candidate's own kernels destroyed
         (knockout.py): outputs that stay right were not computed by those kernels."""
         spec = self._spec(dict(self.tiny_spec.constants), inputs=1 + 100 * len(_MODES))
         try:
-            run = self.candidate.run(spec, 0.0, knock_out=True)
+            expected = self._reference(spec)
+        except TaskFailed:
+            return "kernel results not knocked out (the reference fails on these inputs)"
+        try:
+            run = self._candidate_run(spec, expected, knock_out=True)
         except CandidateFailed:
             return "outputs depend on its kernels (the call fails without their results)"
         self._check_tampering(run.result.tampered)
         if run.result.overwritten == 0:
             return "no kernel results to knock out"
-        try:
-            expected = self._reference_outputs(spec)
-        except ReferenceError:
-            return "kernel results not knocked out (the reference fails on these inputs)"
-        result, _ = self._compare(run.outputs, expected)
-        if not result.passed:
+        if self._judge(run, expected, None)[0] is not None:
             return "outputs depend on its kernels"
         reason = (
-            f"tiny inputs: its outputs stay correct with all {run.result.overwritten} tensor(s) written by its "
-            "Triton kernels overwritten (NaN), so those kernels do not compute the output"
+            f"{'tiny inputs' if self.tiny_spec.constants else 'task inputs'}: its outputs stay correct with all "
+            f"{run.result.overwritten} tensor(s) written by its Triton kernels overwritten (NaN), so those kernels do not "
+            "compute the output"
         )
         self.hack_reasons.append(reason)
         return reason

@@ -1,18 +1,22 @@
 """Compiles the candidate's interpreted kernels for a GPU target, without a GPU.
 
 On CPU the interpreter runs kernels leniently; the compiler is stricter. Each distinct launch
-the interpreter saw is compiled for an H100 (sm_90) from a second import of the candidate
-module made with the interpreter switched off, so that a kernel that would not compile on a
-GPU is a compile error on CPU too.
+the interpreter saw is compiled for an H100 (sm_90), so that a kernel that would not compile
+on a GPU is a compile error on CPU too.
+
+The kernels are compiled from the very functions that ran, never from a second import of the
+candidate: importing again would run its module-level code again (a ``torch.library`` op
+registered anew against compiled kernels, for one), and would miss kernels that are not
+module attributes (defined in a function or a closure). Each launched function is rebuilt with
+the same code over *shadow* globals and closure cells in which every interpreted @triton.jit
+function it can reach is a compilable twin, so that the candidate's own namespace never changes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
-import sys
+import types
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
 import triton
@@ -20,29 +24,37 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from triton.runtime.jit import JITFunction
 
+from services.sandbox import libdevice_numpy
 from services.sandbox.launches import CompileRequest
+from services.sandbox.libdevice_numpy import CUDA_MODULE, STUB_MODULE
 from services.sandbox.protocol import KernelCompile
 
 TARGET = GPUTarget("cuda", 90, 32)
-_MODULE_NAME = "candidate_for_compile"
 
 
 class LanguageSnapshot:
     """``triton.language`` as it was before any interpreted launch, restorable for compiling.
 
-    Two things stand in the compiler's way in a process that runs the interpreter. The
+    Three things stand in the compiler's way in a process that runs the interpreter. The
     interpreter swaps the language's builtins for NumPy versions while a kernel runs, and a
     call from one kernel into another @triton.jit function never swaps them back (Triton
-    3.9). And the library's own @triton.jit functions (tl.sum, tl.max, tl.cumsum, ...) were
-    built as interpreter functions. ``compiling()`` restores the builtins and stands
+    3.9). The library's own @triton.jit functions (tl.sum, tl.max, tl.cumsum, ...) were
+    built as interpreter functions. And the sandbox gives libdevice NumPy equivalents on CPU
+    (libdevice_numpy.py). ``compiling()`` restores the builtins and libdevice and stands
     compilable twins in for the library functions, then puts the interpreter's back.
     """
 
     def __init__(self) -> None:
+        import importlib
+
         import triton.language as tl
 
-        self._owners: list[Any] = [tl, tl.core, tl.math, tl.standard, tl.core.tensor, tl.core.dtype, tl.core.condition]
-        self._saved = [dict(vars(owner)) for owner in self._owners]
+        libdevice = [importlib.import_module(name) for name in (CUDA_MODULE, STUB_MODULE)]
+        self._owners: list[Any] = [
+            tl, tl.core, tl.math, tl.standard, tl.core.tensor, tl.core.dtype, tl.core.condition, *libdevice,
+        ]
+        replaced = libdevice_numpy.originals()
+        self._saved = [{**vars(owner), **replaced.get(owner.__name__, {})} for owner in self._owners]
 
     def _apply(self, states: list[dict[str, Any]]) -> None:
         for owner, state in zip(self._owners, states):
@@ -52,6 +64,16 @@ class LanguageSnapshot:
             for name, value in state.items():
                 if current.get(name, _ABSENT) is not value:
                     setattr(owner, name, value)
+
+    def originals(self) -> dict[int, Any]:
+        """What each value swapped into the language since the snapshot replaced, by id: a
+        candidate that imported a swapped function by name holds the replacement."""
+        return {
+            id(current[name]): value
+            for owner, saved in zip(self._owners, self._saved)
+            for name, value in saved.items()
+            if (current := vars(owner)).get(name, value) is not value
+        }
 
     @contextlib.contextmanager
     def compiling(self) -> Iterator[None]:
@@ -72,52 +94,58 @@ class LanguageSnapshot:
 _ABSENT = object()
 
 
-def _compile_module(path: Path) -> Any:
-    if _MODULE_NAME in sys.modules:
-        return sys.modules[_MODULE_NAME]
-    previous = triton.knobs.runtime.interpret
-    triton.knobs.runtime.interpret = False
-    try:
-        spec = importlib.util.spec_from_file_location(_MODULE_NAME, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[_MODULE_NAME] = module
-        spec.loader.exec_module(module)
-    finally:
-        triton.knobs.runtime.interpret = previous
-    return module
+class _Twins:
+    """Compilable twins of interpreted functions, sharing one shadow copy per globals dict."""
+
+    def __init__(self, originals: dict[int, Any]) -> None:
+        self._originals = originals
+        self._twins: dict[Any, JITFunction] = {}
+        self._shadows: dict[int, dict[str, Any]] = {}
+
+    def kernel(self, fn: types.FunctionType, options: dict[str, Any] | None = None) -> JITFunction:
+        """A JITFunction with ``fn``'s code whose globals and closure see only compilable twins."""
+        if fn in self._twins:
+            return self._twins[fn]
+        cells = tuple(types.CellType() for _ in fn.__closure__ or ())
+        twin = types.FunctionType(fn.__code__, self._shadow(fn.__globals__), fn.__name__, fn.__defaults__, cells or None)
+        twin.__kwdefaults__ = fn.__kwdefaults__
+        twin.__qualname__ = fn.__qualname__
+        twin.__module__ = fn.__module__
+        twin.__annotations__ = fn.__annotations__
+        jit = self._twins[fn] = JITFunction(twin, **(options or {}))
+        for cell, original in zip(cells, fn.__closure__ or ()):
+            with contextlib.suppress(ValueError):  # a cell not yet filled stays empty
+                cell.cell_contents = self._value(original.cell_contents)
+        return jit
+
+    def _shadow(self, namespace: dict[str, Any]) -> dict[str, Any]:
+        shadow = self._shadows.get(id(namespace))
+        if shadow is None:
+            shadow = self._shadows[id(namespace)] = dict(namespace)
+            for name, value in namespace.items():
+                shadow[name] = self._value(value)
+        return shadow
+
+    def _value(self, value: Any) -> Any:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        if isinstance(value, InterpretedFunction):
+            return self.kernel(value.fn, value.kwargs)
+        return self._originals.get(id(value), value)
 
 
-def _jit_function(module: Any, name: str) -> JITFunction | None:
-    value = getattr(module, name, None)
-    while value is not None and not isinstance(value, JITFunction):
-        value = getattr(value, "fn", None)
-    return value
-
-
-def compile_requests(path: Path, requests: Iterable[CompileRequest], language: LanguageSnapshot) -> list[KernelCompile]:
-    """Compiles each request for sm_90; a kernel not found at module level is reported as
-    unchecked, not failed."""
+def compile_requests(requests: Iterable[CompileRequest], language: LanguageSnapshot) -> list[KernelCompile]:
+    """Compiles each request for sm_90; ``message`` says what was compiled, or why it failed."""
+    twins = _Twins(language.originals())  # before compiling() puts the originals back
     with language.compiling():
-        return _compile_all(path, requests)
+        return [_compile(twins, request) for request in requests]
 
 
-def _compile_all(path: Path, requests: Iterable[CompileRequest]) -> list[KernelCompile]:
+def _compile(twins: _Twins, request: CompileRequest) -> KernelCompile:
+    what = request.describe()
     try:
-        module = _compile_module(path)
-    except Exception as error:  # noqa: BLE001 - e.g. a module that launches kernels at import
-        note = f"not compiled ahead: importing the module without the interpreter failed ({type(error).__name__})"
-        return [KernelCompile(name=request.name, ok=True, message=note) for request in requests]
-    outcomes = []
-    for request in requests:
-        fn = _jit_function(module, request.name)
-        if fn is None:
-            outcomes.append(KernelCompile(name=request.name, ok=True, message="not at module level; not compiled ahead"))
-            continue
-        try:
-            triton.compile(ASTSource(fn, request.signature, request.constexprs), target=TARGET, options=request.options)
-        except Exception as error:  # noqa: BLE001 - every compiler failure is the candidate's
-            outcomes.append(KernelCompile(name=request.name, ok=False, message=str(error)[:8000]))
-        else:
-            outcomes.append(KernelCompile(name=request.name, ok=True))
-    return outcomes
+        kernel = twins.kernel(request.fn)
+        triton.compile(ASTSource(kernel, request.signature, request.constexprs), target=TARGET, options=request.options)
+    except Exception as error:  # noqa: BLE001 - every compiler failure is the candidate's
+        return KernelCompile(name=request.name, ok=False, message=f"compiling {what}: {error}"[:8000])
+    return KernelCompile(name=request.name, ok=True, message=f"compiled {what} for sm_90"[:8000])

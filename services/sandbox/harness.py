@@ -26,16 +26,18 @@ import torch
 from triton.compiler.errors import CompilationError
 
 from services.profiler.collect import profile_calls
-from services.sandbox import cuda_share, seccomp_policy
+from services.sandbox import cpu_support, cuda_share, seccomp_policy
 from services.sandbox.bounds import InterpreterMonitor
 from services.sandbox.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.integrity import IntegrityWatch
 from services.sandbox.knockout import KnockOut
 from services.sandbox.launches import LaunchRecorder
+from services.sandbox.streams import StreamWatch
 from services.sandbox.protocol import (
     COMMAND,
     CompileResult,
     Failure,
+    GraphCaptured,
     Loaded,
     Problem,
     ProfiledKernel,
@@ -50,8 +52,8 @@ from services.sandbox.protocol import (
     send,
 )
 from services.sandbox.runner import ModelRunner, flatten_outputs
-from services.sandbox.tensor_bits import bitwise_equal
-from services.sandbox.timing import Clock, sample_values
+from services.sandbox.tensor_bits import Snapshot
+from services.sandbox.timing import Clock, GraphedCalls, sample_values, superseded
 
 CANDIDATE_FILE = "candidate.py"
 
@@ -67,18 +69,6 @@ def _same_layout(old: Any, new: Any) -> bool:
 def _refilled(old: Any, new: Any) -> Any:
     old.data.copy_(new)  # through .data: the version counter does not move
     return old
-
-
-def _is_dense(tensor: Any) -> bool:
-    """No gaps and no overlap: the strides, sorted, are the running products of the sizes."""
-    expected = 1
-    for size, stride in sorted(zip(tensor.shape, tensor.stride()), key=lambda p: p[1]):
-        if size == 1:
-            continue
-        if stride != expected:
-            return False
-        expected *= size
-    return True
 
 
 def describe_exception(error: BaseException, own_file: str) -> str:
@@ -109,10 +99,15 @@ class Harness:
         self.scratch = scratch
         self.own_file = str(scratch / CANDIDATE_FILE)
         self.language = LanguageSnapshot() if device.type == "cpu" else None
+        if device.type == "cpu":  # what the interpreter lacks, before any candidate code runs
+            cpu_support.install()
         self.interpreter = InterpreterMonitor()
         self.interpreter.install()
         self.recorder = LaunchRecorder(self.own_file, self.interpreter.last_stored_bytes)
         self.recorder.install()
+        self.streams = StreamWatch()
+        if device.type == "cuda":
+            self.streams.install()
         self.knock_out = KnockOut(self.own_file)
         self.clock = Clock(device, l2_flush_bytes)
         self._sleep = time.sleep
@@ -123,23 +118,44 @@ class Harness:
         # functions; do it before the integrity baseline is taken.
         self._set_deterministic(True, warn_only=True)
         self._set_deterministic(False)
-        self.watch = IntegrityWatch(extra=lambda: {**self.recorder.current_patches(), **self.interpreter.current_patches()})
+        self.watch = IntegrityWatch(extra=lambda: {
+            **self.recorder.current_patches(), **self.interpreter.current_patches(),
+            **(self.streams.current_patches() if self.streams.patched else {}),
+        })
         self._share = device.type == "cuda" and cuda_share.available()
         self._shared: list[Any] = []  # outputs handed over by descriptor, freed at the next command
         self.module: Any = None
         self._last_inputs: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
         self._timed_outputs: list[Any] = []
+        self._graph: GraphedCalls | None = None
+        self._warm = False
         self.runner: Any = None
 
     # Commands ---------------------------------------------------------------------------
 
-    def load(self, command: Any) -> Any:
+    def warm_up(self) -> None:
+        """Starts the profiler's CUDA tracing (CUPTI, 5-7 s) and creates the CUDA context while
+        the process waits in the warm pool, before any candidate code exists, so that an
+        evaluation pays neither. CUPTI starts fastest before the context exists."""
+        if self.device.type != "cuda" or self._warm:
+            return
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=activities):
+            pass
+        self._start_device()
+        with torch.profiler.profile(activities=activities):
+            torch.ones(1, device=self.device).add_(1)
+        self._warm = True
+
+    def _start_device(self) -> None:
         if self.device.type == "cuda":
-            # The CUDA context is created only now, inside this evaluation: a warm process
-            # creating one while another evaluation is being timed would disturb its timing.
             torch.cuda.init()
             torch.cuda.set_device(self.device)
         self.clock.prepare()
+
+    def load(self, command: Any) -> Any:
+        if not self._warm:
+            self._start_device()
         device_name = torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else "cpu"
         path = Path(self.own_file)
         path.write_text(command.candidate_source)
@@ -196,7 +212,10 @@ class Harness:
         spec = command.spec
         model = self._model(spec)
         inputs = self._in_place_of_last(model, self.runner.inputs(spec))
-        pristine = [x.clone() for x in inputs if isinstance(x, torch.Tensor)]
+        try:
+            pristine = {i: Snapshot(x) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)}
+        except torch.OutOfMemoryError as error:
+            raise CandidateError("resources", f"remembering the inputs ran out of device memory: {error}") from error
         self.recorder.take()
         started = self._perf_counter()
         self._set_deterministic(True, warn_only=True)
@@ -208,20 +227,27 @@ class Harness:
             self._set_deterministic(False)
         seconds = self._perf_counter() - started
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
-        at_return = [o.detach().clone() for o in outputs]
+        at_return = [Snapshot(o) for o in outputs]
         self._settle(command.late_write_wait_seconds)
-        if not all(bitwise_equal(a, o.detach()) for a, o in zip(at_return, outputs)):
+        if not all(snapshot.unchanged(o) for snapshot, o in zip(at_return, outputs)):
             problems.append(Problem(severity="hack", message="an output changed after forward returned (work finished late, e.g. in a thread or on another stream)"))
-        current = [x for x in inputs if isinstance(x, torch.Tensor)]
-        mutated = [i for i, (before, after) in enumerate(zip(pristine, current)) if not bitwise_equal(before, after)]
-        if mutated:
-            problems.append(Problem(severity="incorrect", message=f"forward modified its input(s) {mutated}; inputs must stay unchanged"))
-        del pristine, current
-        metas, payload, fds, self._shared = pack_tensors(at_return, self._exporter if self._share else None)
+        mutated = [i for i, snapshot in pristine.items() if not snapshot.unchanged(inputs[i])]
+        del pristine, at_return
+        allowed = set(command.mutable_inputs)
+        unexpected = [i for i in mutated if i not in allowed]
+        if unexpected:
+            problems.append(Problem(severity="incorrect", message=f"forward modified its input(s) {unexpected}, which the reference leaves unchanged"))
+        modified = [i for i in mutated if i in allowed]
+        handed = [o.detach() for o in outputs] + [inputs[i].detach() for i in modified]
+        try:
+            metas, payload, fds, self._shared = pack_tensors(handed, self._exporter if self._share else None)
+        except (torch.OutOfMemoryError, RuntimeError) as error:
+            raise CandidateError("resources", f"handing the outputs over ran out of device memory: {error}") from error
         result = RunResult(
             outputs=metas, launches=self.recorder.take(), problems=problems,
             tampered=self.watch.changed(), seconds=seconds,
             overwritten=self.knock_out.overwritten if command.knock_out else 0,
+            output_strides=[list(o.stride()) for o in outputs], modified_inputs=modified,
         )
         return result, payload, fds
 
@@ -238,8 +264,8 @@ class Harness:
         problems = []
         if output.device != self.device:
             problems.append(Problem(severity="incorrect", message=f"output {index} is on {output.device}, expected {self.device}"))
-        if output.layout != torch.strided or not _is_dense(output):
-            problems.append(Problem(severity="incorrect", message=f"output {index} is not a dense tensor (strides {tuple(output.stride())})"))
+        if output.layout != torch.strided:
+            problems.append(Problem(severity="incorrect", message=f"output {index} has layout {output.layout}, expected a strided tensor"))
         return problems
 
     def _settle(self, wait_seconds: float) -> None:
@@ -250,24 +276,60 @@ class Harness:
     def compile_check(self, _command: Any) -> Any:
         requests = self.recorder.compile_requests()
         assert self.language is not None, "compile checks run on CPU only"
-        return CompileResult(kernels=compile_requests(Path(self.own_file), requests, self.language)), b"", []
+        return CompileResult(kernels=compile_requests(requests, self.language)), b"", []
 
     def time_trial(self, command: Any) -> Any:
         spec = command.spec
         model = self._model(spec)
         inputs = [self.runner.inputs(spec.call(index)) for index in range(command.calls)]
+        if command.graph:
+            if self._graph is None or len(self._graph.inputs) != command.calls:
+                raise CandidateError("internal", "no captured graph for this trial")
+            self._graph.refill(inputs)
+            run = self._graph.replay
+        else:
+            def run() -> list[Any]:
+                return [self._forward(model, x, spec) for x in inputs]
         self.recorder.take()
-        trial = self.clock.time([lambda x=x: self._forward(model, x, spec) for x in inputs])
+        self.streams.take()
+        trial = self.clock.time(run, command.calls, lambda: self.recorder.streams() | self.streams.take())
         self._timed_outputs = trial.outputs
         return TrialResult(
-            stream_us=trial.stream_us, device_us=trial.device_us,
+            stream_us=trial.stream_us, late_us=trial.late_us,
             launches=self.recorder.take(), tampered=self.watch.changed(),
         ), b"", []
 
+    def capture_graph(self, command: Any) -> Any:
+        """Captures ``calls`` forward calls as one CUDA graph for the timed trials; a
+        failure is reported, not raised (the judge then times both models eagerly)."""
+        spec = command.spec
+        model = self._model(spec)
+        inputs = [self.runner.inputs(spec.call(index)) for index in range(command.calls)]
+        self._graph = None
+        self.recorder.take()
+        try:
+            self._graph = GraphedCalls(lambda x: self._forward(model, x, spec), inputs, self.device)
+            error = ""
+        except Exception as failure:  # noqa: BLE001 - uncapturable code is timed eagerly
+            error = describe_exception(failure, self.own_file).splitlines()[0][:1000]
+        return GraphCaptured(error=error, launches=self.recorder.take()), b"", []
+
     def sample(self, command: Any) -> Any:
-        samples = [value for outputs in self._timed_outputs for value in sample_values(outputs, command.seed)]
+        calls = self._timed_outputs
+        flags = superseded(calls)
+        starts = [sum(len(c) for c in calls[:index]) for index in range(len(calls))]
+        samples, skipped, position = [], [], 0
+        for index in command.calls:
+            if index >= len(calls):
+                raise CandidateError("internal", f"no timed call {index} to sample")
+            for offset, value in enumerate(sample_values(calls[index], command.seed)):
+                if flags[starts[index] + offset]:
+                    skipped.append(position)
+                else:
+                    samples.append(value)
+                position += 1
         metas, payload, _, _ = pack_tensors(samples)
-        return SampleResult(samples=metas), payload, []
+        return SampleResult(samples=metas, superseded=skipped), payload, []
 
     def profile(self, command: Any) -> Any:
         spec = command.spec
@@ -284,7 +346,8 @@ class Harness:
     def serve(self) -> None:
         handlers = {
             "load": self.load, "run": self.run, "compile_check": self.compile_check,
-            "time_trial": self.time_trial, "sample": self.sample, "profile": self.profile,
+            "time_trial": self.time_trial, "capture_graph": self.capture_graph,
+            "sample": self.sample, "profile": self.profile,
         }
         while True:
             command, _ = receive(self.sock, COMMAND, max_payload_bytes=0)
@@ -321,12 +384,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seccomp", action="store_true")
     parser.add_argument("--l2-flush-bytes", type=int, default=0)
+    parser.add_argument("--warm-cuda", action="store_true", help="Create the CUDA context and start CUPTI while waiting.")
     args = parser.parse_args(argv)
     faulthandler.enable()
     sock = socket.socket(fileno=args.fd)
     # The sandbox sees only its own GPU, as device 0.
     device = torch.device("cuda", 0) if args.device.startswith("cuda") else torch.device("cpu")
     harness = Harness(sock, device, Path.cwd(), args.l2_flush_bytes)
+    if args.warm_cuda:
+        harness.warm_up()
     if args.seccomp:
         seccomp_policy.install()
     send(sock, Ready())

@@ -67,7 +67,9 @@ class Mechanism:
 
 @dataclass(frozen=True)
 class ProcessSpec:
-    """What to start and where: the module, its arguments and its private directory."""
+    """What to start and where: the module, its arguments and its private directory.
+    ``memory_bytes`` limits its address space (RLIMIT_AS); None leaves it unlimited, as a
+    process using CUDA needs (the driver reserves address space far beyond what it uses)."""
 
     module: str
     args: tuple[str, ...]
@@ -75,7 +77,7 @@ class ProcessSpec:
     device: str
     uid: int | None
     pass_fds: tuple[int, ...]
-    memory_limit: bool
+    memory_bytes: int | None
     cpus: tuple[int, ...] = ()
 
 
@@ -118,7 +120,7 @@ class Launcher:
             Mechanism("bubblewrap namespaces", self.namespaces, ns if self.namespaces else f"missing (bwrap: {self.bwrap or 'not installed'})"),
             Mechanism("seccomp", self.seccomp, self._seccomp_detail),
             Mechanism("unprivileged uid", self.is_root, "each worker slot drops to its own uid" if self.is_root else "server is not root: processes keep its uid"),
-            Mechanism("resource limits", True, "CPU time, processes, open files, file size, core dumps; address space on CPU"),
+            Mechanism("resource limits", True, "CPU time, processes, open files, file size, core dumps; address space of CPU candidates and judges"),
             Mechanism("scrubbed environment", True, "only the variables Python, Triton and CUDA need"),
         ]
 
@@ -225,6 +227,6 @@ class Launcher:
             f"--cpu={settings.cpu_seconds}", f"--nproc={settings.max_processes}",
             f"--nofile={settings.max_open_files}", f"--fsize={settings.max_file_bytes}", "--core=0",
         ]
-        if spec.memory_limit:
-            limits.append(f"--as={settings.memory_bytes}")
+        if spec.memory_bytes is not None:
+            limits.append(f"--as={spec.memory_bytes}")
         return ["prlimit", *limits, "--"]

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from services.sandbox.tensor_bits import bitwise_equal
+from services.sandbox.tensor_bits import Snapshot
 
 
 def _overwrite(tensor: torch.Tensor) -> None:
@@ -56,10 +56,10 @@ class KnockOut:
             if not own or kwargs.get("warmup"):
                 return original(kernel, *args, **kwargs)
             tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
-            before = [t.detach().clone() for t in tensors]
+            before = [Snapshot(t) for t in tensors]
             result = original(kernel, *args, **kwargs)
             for tensor, snapshot in zip(tensors, before):
-                if not bitwise_equal(tensor.detach(), snapshot):  # waits for the launch
+                if not snapshot.unchanged(tensor):  # waits for the launch
                     with torch.no_grad():
                         _overwrite(tensor.detach())
                     with knock_out._lock:

@@ -19,37 +19,72 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import triton.language as tl
+from triton._utils import find_paths_if, get_iterable_path
+from triton.runtime.jit import mangle_type
 
 from services.profiler.collect import TRITON_RANGE_PREFIX
 from services.sandbox.protocol import LaunchRecord
 
-_TORCH_TO_TRITON = {
-    torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",
-    torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64",
-    torch.uint8: "u8", torch.bool: "i1",
-}
-
-
 @dataclass(frozen=True)
 class CompileRequest:
-    """What is needed to compile one interpreted launch ahead of time for a GPU target."""
+    """What is needed to compile one interpreted launch ahead of time for a GPU target.
 
-    name: str
-    signature: dict[str, str]
-    constexprs: dict[str, Any] = field(hash=False)
+    ``fn`` is the kernel's own Python function (not the interpreter's rewrite of it), so that
+    the compile check builds the kernel from it instead of importing the candidate again.
+    ``constexprs`` is keyed by argument path, as Triton keys them: ``(i,)`` for parameter
+    ``i``, ``(i, j)`` for element ``j`` of a tuple argument.
+    """
+
+    fn: Callable[..., Any] = field(compare=False, repr=False)
+    signature: dict[str, Any]
+    constexprs: dict[tuple[int, ...], Any] = field(hash=False)
     options: dict[str, int] = field(hash=False)
 
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
 
-def _triton_type(value: Any) -> str:
-    if isinstance(value, torch.Tensor):
-        return "*" + _TORCH_TO_TRITON.get(value.dtype, "fp32")
-    if isinstance(value, bool):
-        return "i1"
-    if isinstance(value, int):
-        return "i32" if -(2**31) <= value < 2**31 else "i64"
-    if isinstance(value, float):
-        return "fp32"
-    return "constexpr"
+    def key(self) -> tuple[Any, ...]:
+        """What makes two launches compile alike: the code, its signature, constexprs and
+        options, and the plain values its closure captures. A kernel defined in a function is
+        a new function object at every call, and needs compiling only once."""
+        return (self.fn.__code__, repr(self.signature), repr(self.constexprs), repr(self.options), *_captured(self.fn))
+
+    def describe(self) -> str:
+        """The kernel as compiled: parameter types, constexpr values and launch options."""
+        constexprs = {path: value for path, value in self.constexprs.items() if len(path) == 1}
+        parts = [
+            f"{name}={constexprs[(index,)]!r}" if (index,) in constexprs else f"{name}: {_type_text(kind)}"
+            for index, (name, kind) in enumerate(self.signature.items())
+        ]
+        options = "".join(f", {key}={value}" for key, value in sorted(self.options.items()))
+        return f"{self.name}({', '.join(parts)}){options}"
+
+
+def _captured(fn: Callable[..., Any]) -> list[str]:
+    values = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # not filled yet
+            continue
+        if isinstance(value, (tl.constexpr, int, float, str, type(None))):
+            values.append(repr(value))
+    return values
+
+
+def _type_text(kind: Any) -> str:
+    return "(" + ", ".join(_type_text(k) for k in kind) + ")" if isinstance(kind, tuple) else str(kind)
+
+
+def _triton_type(value: Any) -> Any:
+    """Triton's own type string for a launch argument (``*fp32``, ``i64``, ``tensordesc<fp16[64, 64]>``,
+    a tuple of them for a tuple), without the value specialisations a GPU launch adds."""
+    try:
+        return mangle_type(value)
+    except TypeError:  # a value only a constexpr parameter can take (a dtype, a function)
+        return "constexpr"
 
 
 def compile_request(fn: Callable[..., Any], constexpr_names: Sequence[str], args: tuple, kwargs: dict) -> CompileRequest:
@@ -58,16 +93,25 @@ def compile_request(fn: Callable[..., Any], constexpr_names: Sequence[str], args
     bound = {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
     bound.update(zip(parameters, args))
     bound.update({k: v for k, v in kwargs.items() if k in parameters})
-    signature: dict[str, str] = {}
-    constexprs: dict[str, Any] = {}
-    for name in parameters:
-        value = bound.get(name)
-        kind = "constexpr" if name in constexpr_names or value is None else _triton_type(value)
-        signature[name] = kind
-        if kind == "constexpr":
-            constexprs[name] = value
-    options = {k: int(kwargs[k]) for k in ("num_warps", "num_stages") if k in kwargs}
-    return CompileRequest(fn.__name__, signature, constexprs, options)
+    values = [bound.get(name) for name in parameters]
+    kinds = [
+        "constexpr" if name in constexpr_names else _triton_type(value) for name, value in zip(parameters, values)
+    ]
+    paths = find_paths_if(kinds, lambda _, kind: kind == "constexpr")
+    constexprs = {path: get_iterable_path(values, path) for path in paths}
+    options = {k: int(kwargs[k]) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if kwargs.get(k) is not None}
+    return CompileRequest(_source_function(fn), dict(zip(parameters, kinds)), constexprs, options)
+
+
+def _source_function(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The kernel's function as written, from the interpreter's rewrite of it (the interpreter
+    runs a rewritten copy whose globals are the original's, but whose code is not)."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    for original, rewritten in list(InterpretedFunction.rewritten_fn.items()):
+        if rewritten is fn:
+            return original
+    return fn
 
 
 class LaunchRecorder:
@@ -82,23 +126,30 @@ class LaunchRecorder:
         self.own_file = own_file
         self._stored_bytes = stored_bytes
         self._lock = threading.Lock()
-        self._launches: list[tuple[str, bool, int, int | None]] = []
-        self._compile_requests: dict[tuple[str, str], CompileRequest] = {}
+        self._launches: list[tuple[str, bool, int, int | None, int | None]] = []
+        self._compile_requests: dict[tuple[Any, ...], CompileRequest] = {}
         self._current = threading.local()
         self.patched: dict[str, Callable[..., Any]] = {}
 
-    def _record(self, name: str, filename: str | None, grid: Sequence[int], stored: int | None) -> None:
+    def _record(
+        self, name: str, filename: str | None, grid: Sequence[int], stored: int | None, stream: int | None = None
+    ) -> None:
         # On the timed path: keep it to a tuple append.
         programs = math.prod(grid) if grid else 0
         with self._lock:
-            self._launches.append((name, filename == self.own_file, programs, stored))
+            self._launches.append((name, filename == self.own_file, programs, stored, stream))
+
+    def streams(self) -> set[int]:
+        """The CUDA streams the candidate's own kernels were launched on since the last take()."""
+        with self._lock:
+            return {stream for _, own, _, _, stream in self._launches if own and stream is not None}
 
     def take(self) -> list[LaunchRecord]:
         with self._lock:
             launches, self._launches = self._launches, []
         return [
-            LaunchRecord(name=n, own=own, programs=max(int(p), 0), stored_bytes=stored)
-            for n, own, p, stored in launches
+            LaunchRecord(name=n, own=own, programs=max(int(p), 0), stored_bytes=stored, stream=stream)
+            for n, own, p, stored, stream in launches
         ]
 
     def compile_requests(self) -> list[CompileRequest]:
@@ -117,7 +168,7 @@ class LaunchRecorder:
         def launch_metadata(kernel: Any, grid: Sequence[int], stream: Any, *args: Any) -> Any:
             fn = getattr(getattr(kernel.src, "fn", None), "fn", None)
             filename = getattr(getattr(fn, "__code__", None), "co_filename", None)
-            recorder._record(kernel.name, filename, tuple(grid), None)
+            recorder._record(kernel.name, filename, tuple(grid), None, int(stream) if stream is not None else None)
             return original_metadata(kernel, grid, stream, *args)
 
         original_call = interpreter.GridExecutor.__call__
@@ -146,9 +197,8 @@ class LaunchRecorder:
                 recorder._current.grid = (nx, ny, nz)
                 if executor.fn.__code__.co_filename == recorder.own_file:
                     request = compile_request(executor.fn, executor.constexprs, args, kwargs)
-                    key = (request.name, repr(sorted(request.signature.items())) + repr(request.constexprs))
                     with recorder._lock:
-                        recorder._compile_requests.setdefault(key, request)
+                        recorder._compile_requests.setdefault(request.key(), request)
             return original_set_grid(nx, ny, nz)
 
         CompiledKernel.launch_metadata = launch_metadata  # type: ignore[method-assign]

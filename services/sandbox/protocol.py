@@ -21,6 +21,7 @@ from services.sandbox.runner import RunSpec
 
 _PREFIX = struct.Struct("!IQ")  # header length, payload length
 MAX_HEADER_BYTES = 8 * 2**20
+_DISCARD_CHUNK_BYTES = 2**20
 
 TRANSFER_DTYPES: dict[str, torch.dtype] = {
     str(dtype).removeprefix("torch."): dtype
@@ -60,6 +61,9 @@ class Run(_Message):
     late_write_wait_seconds: float
     # overwrite what the candidate's own kernels write, right after each launch (knockout.py)
     knock_out: bool = False
+    # positions of the inputs the reference itself modifies: the candidate may modify these
+    # too, and then hands their final values back after its outputs
+    mutable_inputs: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1024)
 
 
 class CompileCheck(_Message):
@@ -69,18 +73,30 @@ class CompileCheck(_Message):
 
 
 class TimeTrial(_Message):
-    """One timed trial: ``calls`` forward calls back to back, each on fresh inputs."""
+    """One timed trial: ``calls`` forward calls back to back, each on fresh inputs; with
+    ``graph``, fresh inputs copied into the captured graph's and the graph replayed."""
 
     kind: Literal["time_trial"] = "time_trial"
     spec: RunSpec
     calls: int = Field(1, ge=1, le=1024)
+    graph: bool = False
+
+
+class CaptureGraph(_Message):
+    """Capture ``calls`` forward calls on inputs made from ``spec`` as one CUDA graph."""
+
+    kind: Literal["capture_graph"] = "capture_graph"
+    spec: RunSpec
+    calls: int = Field(ge=1, le=1024)
 
 
 class Sample(_Message):
-    """Values of the last timed trial's outputs at positions drawn from ``seed``."""
+    """Values of the last timed trial's outputs at positions drawn from ``seed``, for the
+    calls listed (by index within the trial)."""
 
     kind: Literal["sample"] = "sample"
     seed: int = Field(ge=0)
+    calls: list[Annotated[int, Field(ge=0)]] = Field(max_length=1024)
 
 
 class Profile(_Message):
@@ -97,7 +113,9 @@ class Shutdown(_Message):
     kind: Literal["shutdown"] = "shutdown"
 
 
-Command = Annotated[Load | Run | CompileCheck | TimeTrial | Sample | Profile | Shutdown, Field(discriminator="kind")]
+Command = Annotated[
+    Load | Run | CompileCheck | TimeTrial | CaptureGraph | Sample | Profile | Shutdown, Field(discriminator="kind")
+]
 
 # Candidate -> judge -------------------------------------------------------------------
 
@@ -113,12 +131,14 @@ class TensorMeta(_Message):
 
 
 class LaunchRecord(_Message):
-    """A Triton launch that ran to the end; ``stored_bytes`` is known for interpreted launches."""
+    """A Triton launch that ran to the end; ``stored_bytes`` is known for interpreted
+    launches, ``stream`` (the raw CUDA stream) for compiled ones."""
 
     name: str = Field(max_length=512)
     own: bool
     programs: int = Field(ge=0)
     stored_bytes: int | None = Field(None, ge=0)
+    stream: int | None = Field(None, ge=0)
 
 
 class Ready(_Message):
@@ -154,6 +174,10 @@ class RunResult(_Message):
     seconds: float
     # tensors overwritten by a knocked-out call (0 otherwise)
     overwritten: int = Field(0, ge=0)
+    # strides of each output as forward returned it (the payload is always contiguous)
+    output_strides: list[list[int]] = Field(default_factory=list, max_length=1024)
+    # positions of the mutable inputs it modified; their final values follow the outputs
+    modified_inputs: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1024)
 
 
 class KernelCompile(_Message):
@@ -172,21 +196,32 @@ class CompileResult(_Message):
 
 
 class TrialResult(_Message):
-    """One timed trial: microseconds per call to the end of the current stream and to an
-    idle device, and what ran."""
+    """One timed trial: microseconds per call on the timed stream, how long device work it
+    started kept running after that (timing.py), and what ran."""
 
     kind: Literal["trial_result"] = "trial_result"
     stream_us: float
-    device_us: float
+    late_us: float = Field(ge=0)
     launches: list[LaunchRecord] = Field(max_length=100_000)
     tampered: list[str] = Field(max_length=64)
 
 
 class SampleResult(_Message):
-    """The sampled values, call by call and output by output, as tensors in the payload."""
+    """The sampled values, call by call and output by output, as tensors in the payload;
+    ``superseded`` lists (call-major, over the calls asked for) outputs not sampled because a
+    later call of the trial returned the same buffer (timing.superseded)."""
 
     kind: Literal["sample_result"] = "sample_result"
     samples: list[TensorMeta] = Field(max_length=65_536)
+    superseded: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=65_536)
+
+
+class GraphCaptured(_Message):
+    """Outcome of CaptureGraph: ``error`` says why capture failed (eager timing then)."""
+
+    kind: Literal["graph_captured"] = "graph_captured"
+    error: str = Field("", max_length=2000)
+    launches: list[LaunchRecord] = Field(max_length=100_000)
 
 
 class ProfiledKernel(_Message):
@@ -205,7 +240,9 @@ class ProfileResult(_Message):
     kernels: list[ProfiledKernel] = Field(max_length=10_000)
 
 
-ErrorKind = Literal["compile", "construct", "runtime", "internal"]
+# "resources": the harness's own bookkeeping (snapshots, handing outputs over) ran out of
+# memory, which is not the candidate's fault.
+ErrorKind = Literal["compile", "construct", "runtime", "resources", "internal"]
 
 
 class Failure(_Message):
@@ -247,7 +284,7 @@ JUDGE_COMMAND = TypeAdapter(Annotated[Job | Shutdown, Field(discriminator="kind"
 JUDGE_REPLY = TypeAdapter(Annotated[JudgeReady | JobDone, Field(discriminator="kind")])
 
 Reply = Annotated[
-    Ready | Loaded | RunResult | CompileResult | TrialResult | SampleResult | ProfileResult | Failure,
+    Ready | Loaded | RunResult | CompileResult | TrialResult | SampleResult | GraphCaptured | ProfileResult | Failure,
     Field(discriminator="kind"),
 ]
 COMMAND = TypeAdapter(Command)
@@ -299,23 +336,65 @@ def receive_with_fds(
 def _receive(
     sock: socket.socket, adapter: TypeAdapter, max_payload_bytes: int, max_fds: int
 ) -> tuple[BaseModel, bytearray, list[int]]:
-    fds: list[int] = []
-    if max_fds:
-        data, fds, _, _ = socket.recv_fds(sock, _PREFIX.size, max_fds)
-        if not data:
-            raise ProtocolError("peer closed the connection")
-        prefix = bytes(data) + bytes(_read_exactly(sock, _PREFIX.size - len(data)))
-    else:
-        prefix = bytes(_read_exactly(sock, _PREFIX.size))
-    header_size, payload_size = _PREFIX.unpack(prefix)
-    if header_size > MAX_HEADER_BYTES or payload_size > max_payload_bytes:
-        raise ProtocolError(f"message too large ({header_size} + {payload_size} bytes)")
-    header = _read_exactly(sock, header_size)
+    message, payload_size, fds = receive_header(sock, adapter, max_payload_bytes, max_fds)
     try:
-        message = adapter.validate_python(json.loads(header))
-    except ValueError as error:
-        raise ProtocolError(f"malformed message: {str(error)[:500]}") from error
-    return message, _read_exactly(sock, payload_size) if payload_size else bytearray(), fds
+        return message, read_payload(sock, payload_size), fds
+    except BaseException:
+        close_fds(fds)
+        raise
+
+
+def receive_header(
+    sock: socket.socket, adapter: TypeAdapter, max_payload_bytes: int, max_fds: int
+) -> tuple[BaseModel, int, list[int]]:
+    """Reads one framed message up to its payload: the validated header, the size of the
+    payload still to be read (read_payload) or skipped (discard_payload), and the file
+    descriptors that came with it, so that a receiver can decide from the header how much
+    of an untrusted payload it is willing to hold."""
+    fds: list[int] = []
+    try:
+        if max_fds:
+            data, fds, _, _ = socket.recv_fds(sock, _PREFIX.size, max_fds)
+            if not data:
+                raise ProtocolError("peer closed the connection")
+            prefix = bytes(data) + bytes(_read_exactly(sock, _PREFIX.size - len(data)))
+        else:
+            prefix = bytes(_read_exactly(sock, _PREFIX.size))
+        header_size, payload_size = _PREFIX.unpack(prefix)
+        if header_size > MAX_HEADER_BYTES or payload_size > max_payload_bytes:
+            raise ProtocolError(f"message too large ({header_size} + {payload_size} bytes)")
+        header = _read_exactly(sock, header_size)
+        try:
+            message = adapter.validate_python(json.loads(header))
+        except ValueError as error:
+            raise ProtocolError(f"malformed message: {str(error)[:500]}") from error
+    except BaseException:
+        close_fds(fds)
+        raise
+    return message, payload_size, fds
+
+
+def read_payload(sock: socket.socket, size: int) -> bytearray:
+    """The payload announced by receive_header, in one buffer."""
+    return _read_exactly(sock, size) if size else bytearray()
+
+
+def discard_payload(sock: socket.socket, size: int) -> None:
+    """Reads and drops a payload announced by receive_header in fixed chunks, keeping the
+    conversation in step without ever holding the payload."""
+    chunk = bytearray(min(size, _DISCARD_CHUNK_BYTES))
+    view = memoryview(chunk)
+    while size:
+        received = sock.recv_into(view[: min(size, len(chunk))])
+        if received == 0:
+            raise ProtocolError("peer closed the connection")
+        size -= received
+
+
+def close_fds(fds: Sequence[int]) -> None:
+    """Closes received file descriptors that will not be used."""
+    for fd in fds:
+        os.close(fd)
 
 
 # Tensors ------------------------------------------------------------------------------
@@ -327,26 +406,31 @@ Importer = Callable[[int, TensorMeta, torch.dtype], torch.Tensor]
 
 def pack_tensors(
     tensors: Sequence[torch.Tensor], exporter: Exporter | None = None
-) -> tuple[list[TensorMeta], bytes, list[int], list[object]]:
+) -> tuple[list[TensorMeta], bytearray, list[int], list[object]]:
     """Metadata, inline bytes, shared descriptors and what must stay alive until the peer
     has read them. ``exporter`` may take a tensor by descriptor (returning the fd and its
-    keep-alive) or decline it (None), in which case it goes inline via host memory."""
-    metas, chunks, fds, keep = [], [], [], []
+    keep-alive) or decline it (None), in which case it goes inline via host memory, copied
+    once, straight into the payload (the sender then holds its outputs twice, not thrice)."""
+    metas, inline, fds, keep = [], [], [], []
     for tensor in tensors:
         dtype = str(tensor.dtype).removeprefix("torch.")
+        nbytes = tensor.numel() * tensor.element_size()
         shared = exporter(tensor) if exporter is not None else None
         if shared is not None:
             fd, alive = shared
             fds.append(fd)
             keep.append(alive)
-            nbytes = tensor.numel() * tensor.element_size()
-            metas.append(TensorMeta(dtype=dtype, shape=list(tensor.shape), nbytes=nbytes, shared=True))
-            continue
-        host = tensor.detach().to("cpu").contiguous()
-        raw = host.reshape(-1).view(torch.uint8).numpy().tobytes() if host.numel() else b""
-        metas.append(TensorMeta(dtype=dtype, shape=list(host.shape), nbytes=len(raw)))
-        chunks.append(raw)
-    return metas, b"".join(chunks), fds, keep
+        elif nbytes:
+            inline.append(tensor)
+        metas.append(TensorMeta(dtype=dtype, shape=list(tensor.shape), nbytes=nbytes, shared=shared is not None))
+    payload = bytearray(sum(t.numel() * t.element_size() for t in inline))
+    offset = 0
+    for tensor in inline:
+        nbytes = tensor.numel() * tensor.element_size()
+        target = torch.frombuffer(payload, dtype=torch.uint8, count=nbytes, offset=offset)
+        target.copy_(tensor.detach().contiguous().reshape(-1).view(torch.uint8))
+        offset += nbytes
+    return metas, payload, fds, keep
 
 
 def unpack_tensors(
@@ -355,6 +439,7 @@ def unpack_tensors(
     """Rebuilds tensors from untrusted metadata, bytes and descriptors, checking every size.
     Every descriptor is consumed (imported or closed), whatever happens."""
     pending = list(fds)
+    view = memoryview(payload)
     try:
         tensors, offset = [], 0
         for meta in metas:
@@ -377,8 +462,13 @@ def unpack_tensors(
                 continue
             if offset + meta.nbytes > len(payload):
                 raise ProtocolError("output sizes do not add up")
-            chunk = payload[offset : offset + meta.nbytes]
-            flat = torch.frombuffer(chunk, dtype=torch.uint8) if meta.nbytes else torch.empty(0, dtype=torch.uint8)
+            # a view, so that the payload is held once; copied only where the previous
+            # outputs' sizes left it misaligned for its dtype
+            flat = torch.empty(0, dtype=torch.uint8)
+            if meta.nbytes:
+                flat = torch.frombuffer(view[offset : offset + meta.nbytes], dtype=torch.uint8)
+            if flat.data_ptr() % itemsize:
+                flat = flat.clone()
             tensors.append(flat.view(dtype).reshape(meta.shape))
             offset += meta.nbytes
         if offset != len(payload):
@@ -387,5 +477,4 @@ def unpack_tensors(
             raise ProtocolError("more descriptors than shared outputs")
         return tensors
     finally:
-        for fd in pending:
-            os.close(fd)
+        close_fds(pending)

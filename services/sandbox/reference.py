@@ -1,50 +1,79 @@
 """The task's reference model inside the judge process, with its outputs cached.
 
 Reference outputs depend only on the task source and the run spec, so they are kept (up to a
-byte budget) and reused across every candidate judged against the same task and seeds.
+byte budget) and reused across every candidate judged against the same task and seeds. So
+are the inputs the reference modifies in place (``torch.relu_``, say) with the values it
+leaves in them: a candidate may mirror exactly that behaviour, nothing else.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from services.profiler.collect import KernelTime, profile_calls
 from services.sandbox.runner import ModelRunner, RunSpec, flatten_outputs, load_module
 from services.sandbox.task_source import TaskSource, with_constants
-from services.sandbox.timing import Clock, TrialTiming
+from services.sandbox.tensor_bits import Snapshot
+from services.sandbox.timing import Clock, GraphedCalls, TrialTiming
 
 
-class ReferenceError(Exception):
+class TaskFailed(Exception):
     """The task's own code failed for a spec."""
 
 
+@dataclass(frozen=True)
+class ReferenceRun:
+    """What one reference forward call returned, and the inputs it modified (by position)
+    with the values it left in them."""
+
+    outputs: list[torch.Tensor]
+    modified_inputs: dict[int, torch.Tensor] = field(default_factory=dict)
+    input_bytes: int = 0
+    weight_bytes: int = 0
+
+    @property
+    def nbytes(self) -> int:
+        tensors = [*self.outputs, *self.modified_inputs.values()]
+        return sum(t.numel() * t.element_size() for t in tensors)
+
+
 class OutputCache:
-    """Least-recently-used reference outputs, bounded in bytes."""
+    """Least-recently-used reference runs, bounded in bytes."""
 
     def __init__(self, capacity_bytes: int) -> None:
         self.capacity_bytes = capacity_bytes
-        self._entries: OrderedDict[tuple[str, RunSpec], list[torch.Tensor]] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, RunSpec], ReferenceRun] = OrderedDict()
         self._bytes = 0
 
-    def get(self, key: tuple[str, RunSpec]) -> list[torch.Tensor] | None:
+    def get(self, key: tuple[str, RunSpec]) -> ReferenceRun | None:
         if key in self._entries:
             self._entries.move_to_end(key)
             return self._entries[key]
         return None
 
-    def put(self, key: tuple[str, RunSpec], outputs: list[torch.Tensor]) -> None:
-        size = sum(t.numel() * t.element_size() for t in outputs)
-        if size > self.capacity_bytes:
+    def put(self, key: tuple[str, RunSpec], run: ReferenceRun) -> None:
+        if run.nbytes > self.capacity_bytes:
             return
-        self._entries[key] = outputs
-        self._bytes += size
+        self._entries[key] = run
+        self._bytes += run.nbytes
         while self._bytes > self.capacity_bytes:
             _, evicted = self._entries.popitem(last=False)
-            self._bytes -= sum(t.numel() * t.element_size() for t in evicted)
+            self._bytes -= evicted.nbytes
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def clear(self) -> None:
+        """Drops every entry (to make room on the device)."""
+        self._entries.clear()
+        self._bytes = 0
 
 
 class Reference:
@@ -56,34 +85,86 @@ class Reference:
         self._cache = cache
         self.runner = ModelRunner(task.inputs_source, self._model_class, device, module_dir)
         self._module_dir = module_dir
+        self._profiles: dict[tuple[RunSpec, int], list[KernelTime]] = {}
+        self._graph: GraphedCalls | None = None
 
     def _model_class(self, constants: dict[str, int]) -> type[torch.nn.Module]:
         module = load_module(with_constants(self.task.source, constants), self._module_dir, "task")
         return module.Model
 
-    def outputs(self, spec: RunSpec) -> list[torch.Tensor]:
-        """The reference's outputs for a spec; raises ReferenceError if the task fails."""
+    def run(self, spec: RunSpec) -> ReferenceRun:
+        """The reference's outputs for a spec; raises TaskFailed if the task fails."""
         cached = self._cache.get((self.key, spec))
         if cached is not None:
             return cached
         try:
             model = self.runner.model(spec)
             inputs = self.runner.inputs(spec)
+            before = {i: Snapshot(x) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)}
             outputs = [t.detach() for t in flatten_outputs(self.runner.forward(model, inputs, spec))]
         except Exception as error:  # noqa: BLE001 - the task's code failed
-            raise ReferenceError(f"{type(error).__name__}: {error}") from error
-        self._cache.put((self.key, spec), outputs)
-        return outputs
+            raise TaskFailed(f"{type(error).__name__}: {error}") from error
+        modified = {i: inputs[i].detach() for i, snapshot in before.items() if not snapshot.unchanged(inputs[i])}
+        result = ReferenceRun(
+            outputs, modified,
+            input_bytes=sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor)),
+            weight_bytes=sum(t.numel() * t.element_size() for t in [*model.parameters(), *model.buffers()]),
+        )
+        self._cache.put((self.key, spec), result)
+        return result
+
+    def outputs(self, spec: RunSpec) -> list[torch.Tensor]:
+        """The reference's outputs for a spec; raises TaskFailed if the task fails."""
+        return self.run(spec).outputs
 
     def profile(self, spec: RunSpec, calls: int) -> list[KernelTime]:
-        """Every kernel of ``calls`` forward calls of the reference."""
-        model = self.runner.model(spec)
-        inputs = self.runner.inputs(spec)
-        return profile_calls(lambda: self.runner.forward(model, inputs, spec), calls, self.runner.device)
+        """Every kernel of ``calls`` forward calls of the reference (the same for every
+        candidate of this task and spec, so profiled once)."""
+        key = (spec, calls)
+        if key not in self._profiles:
+            model = self.runner.model(spec)
+            inputs = self.runner.inputs(spec)
+            self._profiles[key] = profile_calls(lambda: self.runner.forward(model, inputs, spec), calls, self.runner.device)
+        return self._profiles[key]
 
-    def time_trial(self, spec: RunSpec, clock: Clock, calls: int) -> TrialTiming:
-        """One timed trial of ``calls`` forward calls, each on fresh inputs."""
+    def capture_graph(self, spec: RunSpec, calls: int) -> str:
+        """Captures ``calls`` forward calls as a CUDA graph for timed trials; returns why
+        not, or an empty string."""
         model = self.runner.model(spec)
         inputs = [self.runner.inputs(spec.call(index)) for index in range(calls)]
-        runs = [lambda x=x: flatten_outputs(self.runner.forward(model, x, spec)) for x in inputs]
-        return clock.time(runs)
+        self._graph = None
+        try:
+            self._graph = GraphedCalls(lambda x: flatten_outputs(self.runner.forward(model, x, spec)), inputs, self.runner.device)
+        except Exception as error:  # noqa: BLE001 - uncapturable reference: timed eagerly
+            torch.cuda.synchronize(self.runner.device)
+            return f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"
+        return ""
+
+    def time_trial(self, spec: RunSpec, clock: Clock, calls: int, *, graph: bool = False) -> TrialTiming:
+        """One timed trial of ``calls`` forward calls, each on fresh inputs (replaying the
+        captured graph with ``graph``)."""
+        model = self.runner.model(spec)
+        inputs = [self.runner.inputs(spec.call(index)) for index in range(calls)]
+        if graph:
+            assert self._graph is not None and len(self._graph.inputs) == calls
+            self._graph.refill(inputs)
+            return clock.time(self._graph.replay, calls)
+
+        def run() -> list[Any]:
+            return [flatten_outputs(self.runner.forward(model, x, spec)) for x in inputs]
+
+        return clock.time(run, calls)
+
+    def cached_bytes(self) -> int:
+        """Bytes of reference results the judge keeps cached."""
+        return self._cache.nbytes
+
+    def drop_cache(self) -> None:
+        """Frees every cached reference result and the allocator's spare memory."""
+        self._cache.clear()
+        if self.runner.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+    def release_graph(self) -> None:
+        """Frees the captured graph and its memory pool."""
+        self._graph = None

@@ -3,21 +3,32 @@
 The judge times the reference and the candidate's process times the candidate with this same
 code, trial by trial, interleaved. On a GPU a trial is: fresh inputs; reset any persisting-L2
 carve-out; flush L2 by writing a large buffer; synchronise the device; record a CUDA event;
-forward; record an event on the current stream; synchronise the whole device; record a third
-event. ``stream_us`` (first to second event) is the measurement; ``device_us`` (first to third)
-includes work left running on other streams, which the judge compares between candidate and
-reference to catch side-stream tricks. Every function used is captured when the clock is
-built, before candidate code runs, so patching timers cannot change a measurement.
+forward; record an event on the current stream. ``stream_us`` (first to second event) is the
+measurement. Then the clock asks whether device work the model started is still running once
+the timed stream has finished: an event is recorded on every other stream its own kernels
+were launched on or its code made current (streams.StreamWatch), and ``late_us`` is how much
+later than the timed stream the last of them completes. Device timestamps only: a slow
+kernel on the timed stream, however slow, leaves nothing running, and no host-side delay
+(another process starting on the same GPU, say) can make an honest model look late.
+
+Launch-bound models run several calls back to back per trial. Where they can be captured,
+those calls are captured once as a CUDA graph over static inputs (``GraphedCalls``): each
+trial copies fresh inputs in and replays the graph, so the times are device time without
+Python's launch overhead, for reference and candidate alike.
+
+Every function used is captured when the clock is built, before candidate code runs, so
+patching timers cannot change a measurement.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,12 +79,29 @@ def sample_values(outputs: Sequence[torch.Tensor], seed: int) -> list[torch.Tens
     return samples
 
 
+def superseded(calls: Sequence[Sequence[torch.Tensor]]) -> list[bool]:
+    """For each output of each call (call-major), whether a later call of the same trial
+    returned a tensor in the same memory. A model that reuses one output buffer (allocated
+    once, overwritten every call: honest, and common) leaves only the last call's values
+    there, so only the last writer of each buffer can be checked."""
+    flags = []
+    for index, outputs in enumerate(calls):
+        later = {_storage(t) for call in calls[index + 1 :] for t in call}
+        flags.extend(_storage(t) in later for t in outputs)
+    return flags
+
+
+def _storage(tensor: torch.Tensor) -> tuple[str, int]:
+    return (str(tensor.device), tensor.untyped_storage().data_ptr())
+
+
 @dataclass(frozen=True)
 class TrialTiming:
-    """One timed trial: microseconds per forward call and each call's outputs."""
+    """One timed trial: microseconds per forward call, how long device work the model
+    started kept running after the timed stream finished, and each call's outputs."""
 
     stream_us: float
-    device_us: float
+    late_us: float
     outputs: list[Any]
 
 
@@ -99,6 +127,7 @@ class Clock:
         self._device_sync: Callable[[], None] = torch._C._cuda_synchronize
         self._zero: Callable[[torch.Tensor], Any] = torch._C.TensorBase.zero_
         self._current_stream = torch.cuda.current_stream
+        self._external_stream = torch.cuda.ExternalStream
         self._new_event = torch.cuda.Event
 
     def prepare(self) -> None:
@@ -106,41 +135,109 @@ class Clock:
         if not self._cuda:
             return
         self._stream = self._current_stream(self.device)
-        self._events = [self._new_event(enable_timing=True) for _ in range(3)]
+        self._start, self._end = (self._new_event(enable_timing=True) for _ in range(2))
+        self._stream_events: list[Any] = []
         self._flush = torch.empty(max(self._l2_flush_bytes, 1), dtype=torch.uint8, device=self.device)
         self._reset_persisting_l2 = _persisting_l2_reset()
 
-    def time(self, runs: Sequence[Callable[[], Any]]) -> TrialTiming:
-        """Runs the calls back to back under the clock; times are per call. Several calls
-        per trial (each on its own inputs) keep launch-bound kernels above timer noise."""
-        calls = len(runs)
+    def time(
+        self, run: Callable[[], list[Any]], calls: int, streams_used: Callable[[], Iterable[int]] = tuple,
+    ) -> TrialTiming:
+        """Times ``run`` (which makes ``calls`` forward calls and returns their outputs);
+        times are per call. ``streams_used`` names the raw CUDA streams the model's own
+        kernels were launched on during the run (from the launch recorder)."""
         collecting = gc.isenabled()
         gc.disable()  # a collection inside the timed region would be charged to the kernel
         try:
-            return self._time(runs, calls)
+            return self._time(run, calls, streams_used)
         finally:
             if collecting:
                 gc.enable()
 
-    def _time(self, runs: Sequence[Callable[[], Any]], calls: int) -> TrialTiming:
+    def _time(self, run: Callable[[], list[Any]], calls: int, streams_used: Callable[[], Iterable[int]]) -> TrialTiming:
         if not self._cuda:
             start = self._perf_counter()
-            outputs = [run() for run in runs]
-            elapsed_us = (self._perf_counter() - start) * 1e6 / calls
-            return TrialTiming(elapsed_us, elapsed_us, outputs)
-        start, end, idle = self._events
+            outputs = run()
+            return TrialTiming((self._perf_counter() - start) * 1e6 / calls, 0.0, outputs)
+        start, end = self._start, self._end
         self._reset_persisting_l2()
         self._zero(self._flush)
         self._device_sync()
         self._record(start, self._stream)
-        outputs = [run() for run in runs]
+        outputs = run()
         self._record(end, self._stream)
+        others = self._mark_other_streams(streams_used)
         self._device_sync()
-        self._record(idle, self._stream)
-        self._event_sync(idle)
-        return TrialTiming(
-            self._elapsed_ms(start, end) * 1e3 / calls, self._elapsed_ms(start, idle) * 1e3 / calls, outputs
-        )
+        end_ms = self._elapsed_ms(start, end)
+        late_ms = max((self._elapsed_ms(start, event) - end_ms for event in others), default=0.0)
+        return TrialTiming(end_ms * 1e3 / calls, max(late_ms * 1e3, 0.0), outputs)
+
+    def _mark_other_streams(self, streams_used: Callable[[], Iterable[int]]) -> list[Any]:
+        """An event on every stream other than the timed one that the model used, recorded
+        now: it completes when that stream's work, queued before it, is done."""
+        current = self._current_stream(self.device)
+        handles = {int(h) for h in streams_used()} | {current.cuda_stream}
+        handles.discard(self._stream.cuda_stream)
+        while len(self._stream_events) < len(handles):
+            self._stream_events.append(self._new_event(enable_timing=True))
+        events = self._stream_events[: len(handles)]
+        for event, handle in zip(events, sorted(handles)):
+            stream = current if handle == current.cuda_stream else self._external_stream(handle, device=self.device)
+            self._record(event, stream)
+        return events
+
+
+class GraphedCalls:
+    """``calls`` forward calls captured once as one CUDA graph over static inputs.
+
+    Each trial copies fresh input values into the static inputs (outside the timed region)
+    and replays the graph: one launch for all the calls, so a launch-bound model is timed by
+    its device work. Capture fails, and the caller falls back to eager calls, for code that
+    cannot be captured (host synchronisation, host-side values, unjoined side streams). A
+    failed capture must leave the process as it was: the capture is ended on its own stream
+    whatever forward did to the current stream, the current stream is restored, and so is
+    the CUDA random generator (whose state a failed capture leaves marked as capturing, so
+    that every later random op would fail).
+    """
+
+    def __init__(self, forward: Callable[[list[Any]], list[torch.Tensor]], input_sets: list[list[Any]], device: torch.device) -> None:
+        self.inputs = input_sets
+        self.graph = torch.cuda.CUDAGraph()
+        generator = torch.cuda.default_generators[device.index or 0]
+        saved_rng = generator.clone_state()  # a copy: graphsafe_get_state shares the live state
+        original = torch.cuda.current_stream(device)
+        stream = torch.cuda.Stream(device)
+        torch.cuda.synchronize(device)
+        stream.wait_stream(original)
+        torch.cuda.set_stream(stream)
+        ended = False
+        try:
+            self.graph.capture_begin()
+            try:
+                self.outputs = [forward(inputs) for inputs in input_sets]
+            finally:
+                torch.cuda.set_stream(stream)  # forward may have switched it; the capture ends here
+                self.graph.capture_end()
+                ended = True
+        finally:
+            torch.cuda.set_stream(original)
+            if not ended:
+                generator.graphsafe_set_state(saved_rng)
+                with contextlib.suppress(RuntimeError):
+                    self.graph.reset()
+        torch.cuda.synchronize(device)
+
+    def refill(self, input_sets: list[list[Any]]) -> None:
+        """Copies fresh values into the static inputs (same shapes, dtypes and devices)."""
+        with torch.no_grad():
+            for static, fresh in zip(self.inputs, input_sets):
+                for target, value in zip(static, fresh):
+                    if isinstance(target, torch.Tensor):
+                        target.copy_(value)
+
+    def replay(self) -> list[list[torch.Tensor]]:
+        self.graph.replay()
+        return self.outputs
 
 
 def _persisting_l2_reset() -> Callable[[], None]:

@@ -10,16 +10,14 @@ candidate's whole sandbox, and explains a crashed candidate from its exit status
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import itertools
 import os
 import shutil
 import signal
 import socket
-import stat
 import time
 from collections import deque
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +30,7 @@ from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.feedback import feedback_text
 from services.sandbox.isolation import Launcher, ProcessSpec
+from services.sandbox.kernel_cache import KernelCache
 from services.sandbox.protocol import JUDGE_REPLY, Job, JobDone, JudgeReady, ProtocolError, Shutdown, receive, send
 from services.sandbox.reward import compute_reward
 
@@ -102,43 +101,6 @@ class _Process:
             self.sock.close()
 
 
-_CACHE_MAX_FILE_BYTES = 64 * 2**20
-_CACHE_MAX_TOTAL_BYTES = 256 * 2**20
-
-
-def _regular_files(source: Path) -> Iterator[tuple[Path, bytes]]:
-    """(relative path, contents) of the regular files under ``source``, within the caps."""
-    total = 0
-    for directory, _, names in os.walk(source, followlinks=False):
-        for name in names:
-            try:
-                handle = os.open(Path(directory) / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            except OSError:
-                continue  # a symbolic link, or gone
-            with os.fdopen(handle, "rb") as file:
-                status = os.fstat(file.fileno())
-                if not stat.S_ISREG(status.st_mode) or status.st_size > _CACHE_MAX_FILE_BYTES:
-                    continue
-                total += status.st_size
-                if total > _CACHE_MAX_TOTAL_BYTES:
-                    return
-                yield (Path(directory) / name).relative_to(source), file.read(_CACHE_MAX_FILE_BYTES)
-
-
-def copy_regular_files(source: Path, target: Path, owner: int | None) -> None:
-    """Copies what a candidate left in ``source`` (untrusted): links are never followed,
-    other file types are skipped, sizes are capped; ``owner`` gets the copies."""
-    for relative, contents in _regular_files(source):
-        destination = target / relative
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        destination.write_bytes(contents)
-    if owner is not None and target.is_dir():
-        for directory, _, names in os.walk(target):
-            os.chown(directory, owner, owner)
-            for name in names:
-                os.chown(os.path.join(directory, name), owner, owner)
-
-
 def describe_exit(returncode: int, sandboxed: bool) -> str:
     """How a process ended, in words (bubblewrap reports a signal as 128 + its number)."""
     number = -returncode if returncode < 0 else returncode - 128 if sandboxed and returncode > 128 else 0
@@ -163,6 +125,9 @@ class Worker:
         self.kind = "cuda" if device.startswith("cuda") else "cpu"
         self.settings = settings
         self.launcher = launcher
+        self.kernel_cache = KernelCache(
+            settings.work_dir / "triton-cache", settings.kernel_cache_bytes, settings.kernel_cache_entry_bytes
+        )
         self.root = run_dir / self.id.replace(":", "-")
         self.device_name = ""
         self.busy = False
@@ -185,13 +150,13 @@ class Worker:
     # Processes ----------------------------------------------------------------------------
 
     async def _spawn(
-        self, module: str, args: tuple[str, ...], scratch: Path, uid: int, memory_limit: bool, cpus: tuple[int, ...]
+        self, module: str, args: tuple[str, ...], scratch: Path, uid: int, memory_bytes: int | None, cpus: tuple[int, ...]
     ) -> _Process:
         ours, theirs = socket.socketpair()
         spec = ProcessSpec(
             module=module, args=(*args, "--fd", str(theirs.fileno())), scratch=scratch,
             device="cpu" if self.device == "cpu" else self.device, uid=uid,
-            pass_fds=(theirs.fileno(),), memory_limit=memory_limit, cpus=cpus,
+            pass_fds=(theirs.fileno(),), memory_bytes=memory_bytes, cpus=cpus,
         )
         argv, env, cwd = self.launcher.command(spec)
         try:
@@ -203,6 +168,10 @@ class Worker:
             theirs.close()
         return _Process(process, ours, scratch, OutputTail(process.stdout, _OUTPUT_TAIL_BYTES))
 
+    def _memory_bytes(self, limit: int) -> int | None:
+        """An address-space limit on CPU; none on a GPU, where it would break the CUDA driver."""
+        return limit if self.device == "cpu" else None
+
     async def _start_judge(self) -> _Process:
         scratch = self.root / "judge"
         shutil.rmtree(scratch, ignore_errors=True)
@@ -211,7 +180,7 @@ class Worker:
         device = "cuda" if self.device != "cpu" else "cpu"
         judge = await self._spawn(
             "services.sandbox.judge", ("--settings", "settings.json", "--device", device), scratch,
-            self._judge_uid, memory_limit=False, cpus=self._judge_cpus,
+            self._judge_uid, memory_bytes=self._memory_bytes(self.settings.isolation.judge_memory_bytes), cpus=self._judge_cpus,
         )
         try:
             ready, _ = await asyncio.wait_for(asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, 0), _START_TIMEOUT_SECONDS)
@@ -232,9 +201,11 @@ class Worker:
         args = ("--device", "cuda" if self.device != "cpu" else "cpu", "--l2-flush-bytes", str(self.settings.timing.l2_flush_bytes))
         if self.launcher.seccomp:
             args += ("--seccomp",)
+        if self.device != "cpu" and self.settings.warm_cuda:
+            args += ("--warm-cuda",)
         return await self._spawn(
             "services.sandbox.harness", args, scratch, self._candidate_uid,
-            memory_limit=self.device == "cpu", cpus=self._candidate_cpus,
+            memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes), cpus=self._candidate_cpus,
         )
 
     def _prepare_spares(self) -> None:
@@ -273,23 +244,14 @@ class Worker:
 
     # Compiled-kernel cache -------------------------------------------------------------------
 
-    def _cache_dir(self, candidate_source: str) -> Path:
-        digest = hashlib.sha256(candidate_source.encode()).hexdigest()
-        return self.settings.work_dir / "triton-cache" / digest[:32]
-
     def _restore_cache(self, candidate_source: str, candidate: _Process) -> None:
         """Gives a new process the kernels compiled for the same source before: only an
         identical candidate ever reads what a candidate wrote."""
-        saved = self._cache_dir(candidate_source)
-        if saved.is_dir():
-            owner = self._candidate_uid if self.launcher.is_root else None
-            copy_regular_files(saved, candidate.scratch / ".triton", owner)
+        owner = self._candidate_uid if self.launcher.is_root else None
+        self.kernel_cache.restore(candidate_source, candidate.scratch / ".triton", owner)
 
     def _save_cache(self, candidate_source: str, candidate: _Process) -> None:
-        produced = candidate.scratch / ".triton"
-        saved = self._cache_dir(candidate_source)
-        if produced.is_dir() and not saved.exists():
-            copy_regular_files(produced, saved, None)
+        self.kernel_cache.save(candidate_source, candidate.scratch / ".triton")
 
     # Evaluation ---------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import statistics
 import pytest
 import torch
 
-from services.sandbox.timing import Clock, sample_values, summarize
+from services.sandbox.timing import Clock, sample_values, summarize, superseded
 
 
 def test_summary_statistics_worked_by_hand():
@@ -37,9 +37,17 @@ def test_samples_are_the_same_positions_for_the_same_seed_and_size():
 
 def test_cpu_clock_reports_wall_time_per_call():
     clock = Clock(torch.device("cpu"), l2_flush_bytes=0)
-    one = clock.time([lambda: sum(range(200_000))])
+    one = clock.time(lambda: [sum(range(200_000))], calls=1)
     assert one.outputs == [sum(range(200_000))]
-    assert one.stream_us > 0 and one.stream_us == one.device_us
-    four = clock.time([lambda n=n: sum(range(200_000 + n)) for n in range(4)])
+    assert one.stream_us > 0 and one.late_us == 0.0
+    four = clock.time(lambda: [sum(range(200_000 + n)) for n in range(4)], calls=4)
     assert len(four.outputs) == 4
     assert 0.25 * one.stream_us < four.stream_us < 4 * one.stream_us
+
+
+def test_only_the_last_call_returning_a_reused_buffer_can_be_checked():
+    buffer, fresh, other = torch.zeros(4), torch.zeros(4), torch.zeros(2)
+    view = buffer[:2]  # the same memory as the buffer
+    calls = [[buffer, fresh], [other], [view]]
+    assert superseded(calls) == [True, False, False, False]
+    assert superseded([[torch.zeros(3)], [torch.zeros(3)]]) == [False, False]

@@ -1,5 +1,7 @@
-"""Builds a small constant table with its own kernel once, at import time, and uses it in
-forward (a per-feature scale of 1.0, so the result is plain ReLU): work at import is legal.
+"""Builds a small constant table with its own kernel once, at import time, on the device its
+kernels run on, and uses it in forward (a per-feature scale of 1.0, so the result is plain
+ReLU): work at import is legal. (A table left on the host is rightly a compile error on a
+GPU, where a kernel cannot read host memory; the CPU interpreter cannot tell the two apart.)
 
 source: common practice of precomputing constants at module load; Triton kernels may launch anywhere
 task: l1_relu
@@ -27,7 +29,7 @@ def scaled_relu_kernel(x_ptr, t_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, (tl.maximum(x, 0.0) * scale).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-TABLE = torch.empty(16)
+TABLE = torch.empty(16, device="cuda" if torch.cuda.is_available() else "cpu")
 fill_kernel[(1,)](TABLE, 16, 1.0, BLOCK=16)
 
 

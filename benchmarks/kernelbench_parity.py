@@ -1,0 +1,581 @@
+"""KernelBench parity: drkernel's verdicts against KernelBench's own harness on the same kernels.
+
+GPU run (one GPU; drkernel first, then KernelBench, so that neither times the other's load):
+
+    python benchmarks/kernelbench_parity.py --kernelbench .kb --out OUT --device cuda \
+        [--problems level1/19_ReLU,level2/12_Gemm_Multiply_LeakyReLU] [--timeout 900]
+
+CPU check of the corpus (drkernel only, every task shrunk to interpreter-friendly sizes with
+``services.sandbox.task_source.with_constants``; KernelBench's harness needs CUDA and is not run):
+
+    python benchmarks/kernelbench_parity.py --kernelbench .kb --out OUT --device cpu --shrink
+
+``--kernelbench DIR`` is a KernelBench checkout: its problem files
+(``DIR/KernelBench/level{1,2}/<stem>.py``) are sent unchanged (or shrunk with ``--shrink``) as
+the task, and on CUDA its ``src/kernelbench/eval.py`` is imported from ``DIR/src`` at run time
+(modules it imports that are not installed, such as LLM clients, are stubbed; the JSON lists
+them). Nothing of KernelBench is needed to import this file.
+
+Candidates: for every problem of ``PROBLEMS``, our honest solution
+``benchmarks/kernelbench/solutions/<level>/<stem>.py`` and every flawed variant
+``benchmarks/kernelbench/flawed/<level>/<stem>__<flaw>.py``. A flawed file's docstring declares
+its defect on a line ``flaw: <kind>: <what is wrong>`` and what KernelBench's harness should say
+at the task's own shape on a line ``kernelbench: pass`` or ``kernelbench: fail``.
+
+Each candidate is judged by drkernel over gRPC (a sandbox server on loopback) under
+CORRECTNESS_PROFILE_STRICT and CORRECTNESS_PROFILE_KERNELBENCH and, on CUDA, once by
+``eval_kernel_against_ref`` (backend "triton", fp32, 5 correctness trials, 100 perf trials,
+measure_performance=True, in a fresh process per candidate so that a crashed CUDA context
+cannot spill into the next one). Expected outcomes: honest -> correct everywhere; flawed ->
+not correct under drkernel strict; under drkernel's kernelbench profile, not correct for
+``hack`` and ``torchfallback`` (its anti-hacking defences run under every profile), else what
+the file declares for KernelBench; KernelBench -> what the file declares.
+
+Writes OUT/kernelbench_parity.json (per candidate: both drkernel verdicts with reward,
+speedup, errors, hack reasons and latencies; KernelBench's compiled / correctness / runtime /
+ref_runtime / speedup / metadata and latency), prints progress to stderr and the agreement
+table last on stdout. Exit status 1 if any judge differs from its expectation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import contextlib
+import importlib
+import inspect
+import json
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+from tqdm import tqdm
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from drkernel.v1 import common_pb2  # noqa: E402
+from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
+from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
+from services.sandbox.task_source import with_constants  # noqa: E402
+
+CORPUS = ROOT / "benchmarks" / "kernelbench"
+SOLUTIONS = CORPUS / "solutions"
+FLAWED = CORPUS / "flawed"
+FLAW_KINDS = ("hardcoded", "nomask", "lowprec", "torchfallback", "hack", "wrong")
+# Kinds that only show at shapes other than the task's (KernelBench tests the task's only).
+SHAPE_KINDS = ("hardcoded", "nomask")
+# Kinds that drkernel's anti-hacking defences catch under every correctness profile.
+DEFENCE_KINDS = ("hack", "torchfallback")
+PROFILES = {"strict": pb.CORRECTNESS_PROFILE_STRICT, "kernelbench": pb.CORRECTNESS_PROFILE_KERNELBENCH}
+JUDGES = (*PROFILES, "KernelBench")  # drkernel's two profiles, then KernelBench's own harness
+# Never stubbed: without these KernelBench's harness cannot do its job.
+ESSENTIAL_MODULES = ("kernelbench", "torch", "triton", "numpy", "pydantic")
+KB_CORRECT_TRIALS = 5
+KB_PERF_TRIALS = 100
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A KernelBench problem and the size constants that make it small enough for the CPU
+    interpreter (``--shrink``); sizes are chosen not to be multiples of the kernels' blocks."""
+
+    key: str  # "level1/19_ReLU"
+    shrink: dict[str, int]
+
+    @property
+    def level(self) -> str:
+        return self.key.split("/")[0]
+
+    @property
+    def stem(self) -> str:
+        return self.key.split("/")[1]
+
+
+_ELEMENTWISE = {"batch_size": 16, "dim": 1000}
+_LINEAR = {"batch_size": 24, "in_features": 72, "out_features": 48}
+_LINEAR_SIZES = {"batch_size": 24, "input_size": 72, "hidden_size": 48}
+PROBLEMS: tuple[Problem, ...] = (
+    Problem("level1/1_Square_matrix_multiplication_", {"N": 72}),
+    Problem("level1/2_Standard_matrix_multiplication_", {"M": 40, "K": 72, "N": 48}),
+    Problem("level1/4_Matrix_vector_multiplication_", {"M": 24, "K": 5000}),
+    Problem("level1/5_Matrix_scalar_multiplication", {"M": 64, "N": 100}),
+    Problem("level1/17_Matmul_with_transposed_B", {"M": 40, "K": 72, "N": 48}),
+    Problem("level1/19_ReLU", _ELEMENTWISE),
+    Problem("level1/20_LeakyReLU", _ELEMENTWISE),
+    Problem("level1/21_Sigmoid", _ELEMENTWISE),
+    Problem("level1/22_Tanh", _ELEMENTWISE),
+    Problem("level1/23_Softmax", {"batch_size": 8, "dim": 20000}),
+    Problem("level1/24_LogSoftmax", {"batch_size": 8, "dim": 20000}),
+    Problem("level1/25_Swish", _ELEMENTWISE),
+    Problem("level1/26_GELU_", _ELEMENTWISE),
+    Problem("level1/29_Softplus", _ELEMENTWISE),
+    Problem("level1/36_RMSNorm_", {"batch_size": 4, "features": 24, "dim1": 20, "dim2": 30}),
+    Problem("level1/38_L1Norm_", {"batch_size": 8, "dim": 5000}),
+    Problem("level1/47_Sum_reduction_over_a_dimension", {"batch_size": 4, "dim1": 40, "dim2": 300}),
+    Problem("level1/49_Max_reduction_over_a_dimension", {"batch_size": 4, "dim1": 40, "dim2": 300}),
+    Problem("level1/88_MinGPTNewGelu", _ELEMENTWISE),
+    Problem("level2/9_Matmul_Subtract_Multiply_ReLU", _LINEAR),
+    # Several output tiles along M and N, so that a tile mapping baked in for 8192 columns shows.
+    Problem("level2/12_Gemm_Multiply_LeakyReLU", {"batch_size": 300, "in_features": 40, "out_features": 200}),
+    Problem("level2/29_Matmul_Mish_Mish", _LINEAR),
+    Problem("level2/40_Matmul_Scaling_ResidualAdd", _LINEAR),
+    Problem("level2/59_Matmul_Swish_Scaling", _LINEAR),
+    Problem("level2/63_Gemm_ReLU_Divide", _LINEAR),
+    Problem("level2/70_Gemm_Sigmoid_Scaling_ResidualAdd", _LINEAR_SIZES),
+    Problem("level2/76_Gemm_Add_ReLU", _LINEAR),
+    Problem("level2/86_Matmul_Divide_GELU", {"batch_size": 24, "input_size": 72, "output_size": 48}),
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One solution file: honest (``flaw_kind`` None) or flawed."""
+
+    problem: Problem
+    path: Path
+    flaw_kind: str | None = None
+    flaw: str = ""
+    kernelbench_expect: str = "pass"  # what KernelBench's harness should say at the task's shape
+
+    @property
+    def name(self) -> str:
+        return f"{self.problem.level}/{self.path.stem}"
+
+    @property
+    def honest(self) -> bool:
+        return self.flaw_kind is None
+
+    def expected_correct(self, judge: str, shrunk: bool) -> bool | None:
+        """Whether ``judge`` ("strict", "kernelbench" or "KernelBench") should call it correct;
+        None where that is unknown: on a shrunk task a flaw that is invisible at the original
+        shape (hardcoded sizes, a missing mask) may or may not show at the shrunk one."""
+        if self.honest:
+            return True
+        if judge == "strict" or (judge == "kernelbench" and self.flaw_kind in DEFENCE_KINDS):
+            return False
+        if shrunk:
+            return None
+        return self.kernelbench_expect == "pass"
+
+
+def declared_flaw(path: Path) -> tuple[str, str, str]:
+    """(kind, what is wrong, kernelbench expectation) from a flawed file's module docstring."""
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    flaw = re.search(r"^flaw: (\w+): (.+)$", doc, re.MULTILINE)
+    expect = re.search(r"^kernelbench: (pass|fail)\b", doc, re.MULTILINE)
+    if not flaw or flaw.group(1) not in FLAW_KINDS or not expect:
+        raise ValueError(f"{path}: the docstring must declare 'flaw: <kind>: <what>' "
+                         "and 'kernelbench: pass|fail'")
+    return flaw.group(1), flaw.group(2).strip(), expect.group(1)
+
+
+def candidates(problem: Problem) -> list[Candidate]:
+    """The problem's honest solution, then its flawed variants by name."""
+    found = [Candidate(problem, SOLUTIONS / problem.level / f"{problem.stem}.py")]
+    for path in sorted((FLAWED / problem.level).glob(f"{problem.stem}__*.py")):
+        kind, flaw, expect = declared_flaw(path)
+        found.append(Candidate(problem, path, kind, flaw, expect))
+    return found
+
+
+@dataclass
+class DrkernelResult:
+    """One drkernel evaluation under one correctness profile."""
+
+    verdict: str
+    correct: bool
+    profile_applied: str = ""
+    reward: float = 0.0
+    speedup: float = 0.0
+    coverage: float = 0.0
+    error: str = ""
+    hack_reasons: list[str] = field(default_factory=list)
+    failed_checks: list[str] = field(default_factory=list)
+    evaluation_seconds: float = 0.0
+    queue_seconds: float = 0.0
+    wall_seconds: float = 0.0  # client-side latency of the Evaluate call
+    device: str = ""
+
+
+@dataclass
+class KernelBenchResult:
+    """One ``eval_kernel_against_ref`` evaluation."""
+
+    compiled: bool = False
+    correctness: bool = False
+    runtime_us: float = -1.0
+    ref_runtime_us: float = -1.0
+    speedup: float = 0.0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    harness_error: str = ""  # an exception eval_kernel_against_ref raised, or the process's end
+    wall_seconds: float = 0.0  # the eval_kernel_against_ref call alone
+
+
+@dataclass
+class Row:
+    """One candidate and every judge's answer."""
+
+    candidate: str
+    problem: str
+    flaw_kind: str | None
+    flaw: str
+    kernelbench_expect: str
+    expected_correct: dict[str, bool | None]  # by judge; None: not determined (shrunk tasks)
+    drkernel: dict[str, DrkernelResult] = field(default_factory=dict)
+    kernelbench: KernelBenchResult | None = None
+    note: str = ""
+
+
+def request(
+    candidate: Candidate, task_source: str, profile: str, device: int, timeout: float,
+) -> pb.EvaluateRequest:
+    """The EvaluateRequest for one candidate under one profile, with server-default timing."""
+    return pb.EvaluateRequest(
+        request_id=f"{candidate.name}#{profile}",
+        reference_source=task_source,
+        candidate_source=candidate.path.read_text(),
+        task_name=candidate.problem.key,
+        options=pb.EvaluateOptions(
+            device=device, timeout_seconds=timeout, correctness_profile=PROFILES[profile],
+        ),
+    )
+
+
+def drkernel_result(response: pb.EvaluateResponse | grpc.RpcError, wall_seconds: float) -> DrkernelResult:
+    """The fields of one Evaluate answer (or its RPC error) that the report keeps."""
+    if isinstance(response, grpc.RpcError):
+        return DrkernelResult(verdict="RPC_" + response.code().name, correct=False,
+                              error=(response.details() or "")[:2000], wall_seconds=wall_seconds)
+    return DrkernelResult(
+        verdict=pb.Verdict.Name(response.verdict),
+        correct=response.verdict == pb.VERDICT_CORRECT,
+        profile_applied=pb.CorrectnessProfile.Name(response.correctness_profile),
+        reward=response.reward,
+        speedup=response.speedup,
+        coverage=response.coverage,
+        error=response.error[:2000],
+        hack_reasons=list(response.hack_reasons),
+        failed_checks=[f"{pb.InputVariant.Name(c.variant)} {c.description}: {c.message[:300]}"
+                       for c in response.checks if not c.passed and not c.skipped],
+        evaluation_seconds=response.evaluation_seconds,
+        queue_seconds=response.queue_seconds,
+        wall_seconds=wall_seconds,
+        device=response.device_name,
+    )
+
+
+def judge_drkernel(
+    address: str, requests: list[pb.EvaluateRequest], in_flight: int, timeout: float,
+) -> dict[str, DrkernelResult]:
+    """Sends the requests with ``in_flight`` unary calls at a time; results by request id."""
+
+    def one(req: pb.EvaluateRequest) -> tuple[str, DrkernelResult]:
+        start = time.perf_counter()
+        try:
+            response: pb.EvaluateResponse | grpc.RpcError = stub.Evaluate(req, timeout=timeout)
+        except grpc.RpcError as error:
+            response = error
+        result = drkernel_result(response, time.perf_counter() - start)
+        progress.set_postfix_str(f"{req.request_id}: {result.verdict}")
+        progress.update()
+        return req.request_id, result
+
+    with (
+        grpc.insecure_channel(address) as channel,
+        tqdm(total=len(requests), desc="drkernel", file=sys.stderr) as progress,
+    ):
+        stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
+        with concurrent.futures.ThreadPoolExecutor(in_flight) as pool:
+            return dict(pool.map(one, requests))
+
+
+def run_drkernel(
+    cands: list[Candidate], tasks: dict[str, str], device: str, timeout: float,
+) -> dict[str, DrkernelResult]:
+    """Both profiles for every candidate, through a sandbox server on loopback: sequentially on
+    a GPU (so that each latency is one evaluation's), two at a time on the CPU's two workers."""
+    from benchmarks.local_sandbox import LocalSandbox  # starts nothing on import, but slow to import
+
+    workers = 2 if device == "cpu" else 1
+    device_enum = common_pb2.DEVICE_CPU if device == "cpu" else common_pb2.DEVICE_CUDA
+    requests = [
+        request(c, tasks[c.problem.key], profile, device_enum, timeout) for c in cands for profile in PROFILES
+    ]
+    # A work directory of its own: no compiled-kernel cache entries from other runs or versions.
+    with tempfile.TemporaryDirectory(prefix="kernelbench-parity-") as work_dir:
+        sandbox = LocalSandbox(device=device, cpu_workers=workers, default_timeout_seconds=timeout,
+                               max_timeout_seconds=max(timeout, 1800.0), work_dir=Path(work_dir))
+        try:
+            return judge_drkernel(sandbox.address, requests, in_flight=workers, timeout=timeout + 600)
+        finally:
+            sandbox.stop()
+
+
+def import_kernelbench_eval(kernelbench_dir: Path) -> tuple[types.ModuleType, list[str]]:
+    """Imports ``kernelbench.eval`` from the checkout, stubbing each module that it (or
+    ``kernelbench/__init__``) imports but that is not installed; returns it and the stubs."""
+    sys.path.insert(0, str(kernelbench_dir / "src"))
+    stubbed: list[str] = []
+    while True:
+        try:
+            return importlib.import_module("kernelbench.eval"), stubbed
+        except ModuleNotFoundError as error:
+            missing = error.name or ""
+            if not missing or missing in stubbed or missing.split(".")[0] in ESSENTIAL_MODULES:
+                raise
+            for name in [m for m in sys.modules if m == "kernelbench" or m.startswith("kernelbench.")]:
+                del sys.modules[name]
+            sys.modules[missing] = _stub_module(missing)
+            stubbed.append(missing)
+
+
+def _stub_module(name: str) -> types.ModuleType:
+    """A module whose every attribute is a class that may be instantiated or called (module
+    level calls such as ``load_dotenv()`` do nothing) but whose instances refuse any use."""
+
+    class Unavailable:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def __getattr__(self, attribute: str) -> object:
+            raise RuntimeError(f"{name} is stubbed out by kernelbench_parity.py")
+
+    def attribute_of(attribute: str) -> type:
+        if attribute.startswith("__"):  # __file__, __path__, ...: introspection must see a plain module
+            raise AttributeError(attribute)
+        return Unavailable
+
+    module = types.ModuleType(name)
+    module.__getattr__ = attribute_of  # type: ignore[method-assign]
+    return module
+
+
+def kernelbench_worker(
+    kernelbench_dir: str, task_source: str, candidate_source: str, perf_trials: int, connection: Any,
+) -> None:
+    """Child process: one ``eval_kernel_against_ref`` call; sends (result dict, stubs) back.
+    KernelBench prints to stdout, which goes to stderr here so the table stays clean."""
+    with contextlib.redirect_stdout(sys.stderr):
+        kb_eval, stubbed = import_kernelbench_eval(Path(kernelbench_dir))
+        import torch
+
+        wanted = dict(
+            seed_num=42, num_correct_trials=KB_CORRECT_TRIALS, num_perf_trials=perf_trials,
+            measure_performance=True, timing_method="cuda_event", verbose=False, device=0,
+            backend="triton", precision=torch.float32,
+        )
+        accepted = inspect.signature(kb_eval.eval_kernel_against_ref).parameters
+        kwargs = {k: v for k, v in wanted.items() if k in accepted}
+        start = time.perf_counter()
+        try:
+            outcome = kb_eval.eval_kernel_against_ref(task_source, candidate_source, **kwargs)
+            timed = outcome.runtime > 0 and outcome.ref_runtime > 0
+            result = KernelBenchResult(
+                compiled=outcome.compiled, correctness=outcome.correctness, runtime_us=outcome.runtime,
+                ref_runtime_us=outcome.ref_runtime, speedup=outcome.ref_runtime / outcome.runtime if timed else 0.0,
+                metadata=json.loads(json.dumps(outcome.metadata, default=str)),
+            )
+        except Exception as error:  # the harness itself raised (e.g. a constructor's TypeError)
+            result = KernelBenchResult(harness_error=f"{type(error).__name__}: {error}"[:2000])
+        result.wall_seconds = time.perf_counter() - start
+        result.metadata["kwargs"] = sorted(kwargs)
+    connection.send((asdict(result), stubbed))
+    connection.close()
+
+
+def judge_kernelbench_one(
+    kernelbench_dir: Path, task_source: str, candidate_source: str, timeout: float, perf_trials: int,
+) -> tuple[KernelBenchResult, list[str]]:
+    """Runs ``kernelbench_worker`` in a fresh spawned process with a deadline."""
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(
+        target=kernelbench_worker, args=(str(kernelbench_dir), task_source, candidate_source, perf_trials, sender),
+    )
+    process.start()
+    sender.close()
+    try:
+        if receiver.poll(timeout):
+            fields, stubbed = receiver.recv()
+            return KernelBenchResult(**fields), stubbed
+        return KernelBenchResult(harness_error=f"no result within {timeout:.0f} s"), []
+    except EOFError:
+        process.join(30)
+        return KernelBenchResult(harness_error=f"process died, exit code {process.exitcode}"), []
+    finally:
+        if process.is_alive():
+            process.kill()
+        process.join()
+
+
+def run_kernelbench(
+    cands: list[Candidate], tasks: dict[str, str], kernelbench_dir: Path, timeout: float, perf_trials: int,
+) -> tuple[dict[str, KernelBenchResult], list[str]]:
+    """One KernelBench evaluation per candidate, one at a time; also the modules stubbed."""
+    results: dict[str, KernelBenchResult] = {}
+    stubs: set[str] = set()
+    for candidate in (progress := tqdm(cands, desc="KernelBench", file=sys.stderr)):
+        task = tasks[candidate.problem.key]
+        result, stubbed = judge_kernelbench_one(kernelbench_dir, task, candidate.path.read_text(), timeout, perf_trials)
+        results[candidate.name] = result
+        stubs.update(stubbed)
+        progress.set_postfix_str(f"{candidate.name}: {'correct' if result.correctness else 'not correct'}")
+    return results, sorted(stubs)
+
+
+def kernelbench_word(result: KernelBenchResult | None) -> str:
+    """KernelBench's answer in one word for the table ("n/a" when its harness did not run)."""
+    if result is None:
+        return "n/a"
+    if result.harness_error:
+        return "ERROR"
+    if not result.compiled:
+        return "NO_COMPILE"
+    return "correct" if result.correctness else "incorrect"
+
+
+def note(row: Row, shrunk: bool) -> str:
+    """What the row shows: agreement, an expected stricter check, or an unexpected answer."""
+    answers = {profile: result.correct for profile, result in row.drkernel.items()}
+    if row.kernelbench is not None:
+        answers["KernelBench"] = row.kernelbench.correctness and not row.kernelbench.harness_error
+    unexpected = [f"{judge} {'accepts' if correct else 'rejects'}" for judge, correct in answers.items()
+                  if row.expected_correct[judge] not in (None, correct)]
+    unexpected += [f"{profile} profile not applied ({result.profile_applied})" for profile, result in row.drkernel.items()
+                   if result.profile_applied and result.profile_applied != pb.CorrectnessProfile.Name(PROFILES[profile])]
+    if unexpected:
+        return "UNEXPECTED: " + ", ".join(unexpected)
+    if row.flaw_kind is None:
+        return "agree"
+    blind = [judge for judge, correct in answers.items() if correct]
+    if blind:
+        where = " at the task's shape" if row.flaw_kind in SHAPE_KINDS and not shrunk else ""
+        return f"expected: {'/'.join(blind)} blind to {row.flaw_kind}{where}"
+    return "agree"
+
+
+def print_table(rows: list[Row]) -> None:
+    """The agreement table, one candidate a line, then a summary and a legend."""
+    width = max(len(r.candidate) for r in rows) + 1
+    print(f"{'candidate':<{width}} {'defect':<60} {'expect':<11} {'strict':<14} {'kb-profile':<14} "
+          f"{'KernelBench':<11} {'speedup':>7} {'kb-speedup':>10}  note")
+    for r in rows:
+        defect = f"{r.flaw_kind}: {r.flaw}" if r.flaw_kind else "(honest)"
+        expect = "correct" if r.flaw_kind is None else "incorrect"
+        speedup = f"{r.drkernel['strict'].speedup:.3f}" if r.drkernel["strict"].speedup else "-"
+        kb_speedup = f"{r.kernelbench.speedup:.3f}" if r.kernelbench and r.kernelbench.speedup else "-"
+        verdicts = [r.drkernel[p].verdict.removeprefix("VERDICT_") for p in PROFILES]
+        print(f"{r.candidate:<{width}} {defect[:60]:<60} {expect:<11} {verdicts[0]:<14} {verdicts[1]:<14} "
+              f"{kernelbench_word(r.kernelbench):<11} {speedup:>7} {kb_speedup:>10}  {r.note}")
+    unexpected = sum(r.note.startswith("UNEXPECTED") for r in rows)
+    print(f"{len(rows)} candidates, {unexpected} unexpected. strict, kb-profile: drkernel's verdicts under "
+          "CORRECTNESS_PROFILE_STRICT and _KERNELBENCH; KernelBench: eval_kernel_against_ref; speedup: drkernel "
+          "(strict), kb-speedup: KernelBench's ref_runtime / runtime; 'expected: X blind to K' marks a documented "
+          "disagreement (a flaw of kind K that judge X does not look for).")
+
+
+def task_sources(problems: list[Problem], kernelbench_dir: Path, shrink: bool) -> dict[str, str]:
+    """Each problem file's text by key: unchanged, or with its size constants shrunk."""
+    tasks = {}
+    for problem in problems:
+        path = kernelbench_dir / "KernelBench" / problem.level / f"{problem.stem}.py"
+        source = path.read_text()
+        tasks[problem.key] = with_constants(source, problem.shrink) if shrink else source
+    return tasks
+
+
+def git_commit(directory: Path) -> str:
+    """The checkout's commit, or "" when it is not the top of a git work tree (e.g. a ``git
+    archive`` extracted inside another repository)."""
+    done = subprocess.run(["git", "-C", str(directory), "rev-parse", "--show-toplevel", "HEAD"],
+                          capture_output=True, text=True)
+    lines = done.stdout.split()
+    return lines[1] if done.returncode == 0 and Path(lines[0]) == directory.resolve() else ""
+
+
+def save(path: Path, args: argparse.Namespace, rows: list[Row], stubs: list[str]) -> None:
+    """Writes the report atomically (it is written after each harness)."""
+    document = {
+        "device": args.device, "shrink": args.shrink, "kernelbench": str(args.kernelbench.resolve()),
+        "kernelbench_commit": git_commit(args.kernelbench),
+        "kernelbench_stubbed_modules": stubs, "kernelbench_correct_trials": KB_CORRECT_TRIALS,
+        "kernelbench_perf_trials": KB_PERF_TRIALS, "rows": [asdict(r) for r in rows],
+    }
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as handle:
+        json.dump(document, handle, indent=1)
+    os.replace(handle.name, path)
+
+
+def parse_args() -> argparse.Namespace:
+    """The command line (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kernelbench", type=Path, required=True,
+                        help="KernelBench checkout (its KernelBench/ problems and src/).")
+    parser.add_argument("--out", type=Path, required=True, help="Directory for kernelbench_parity.json.")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--shrink", action="store_true",
+                        help="Shrink every task's size constants (for the CPU interpreter).")
+    parser.add_argument("--problems", default="",
+                        help="Comma-separated keys (level1/19_ReLU,...); default: all.")
+    parser.add_argument("--timeout", type=float, default=900.0, help="Seconds per evaluation, for each harness.")
+    parser.add_argument("--kb-perf-trials", type=int, default=KB_PERF_TRIALS,
+                        help="KernelBench's timed trials per evaluation (its run_and_check.py uses 100).")
+    args = parser.parse_args()
+    if args.device == "cuda" and args.shrink:
+        parser.error("--shrink is for --device cpu (KernelBench's harness must see the tasks unchanged)")
+    return args
+
+
+def main() -> int:
+    args = parse_args()
+    from drkernel.config import LogSettings
+    from drkernel.logs import configure_logging
+
+    configure_logging(LogSettings(level="warning", format="console"))
+    by_key = {p.key: p for p in PROBLEMS}
+    keys = [k for k in args.problems.split(",") if k] or list(by_key)
+    unknown = [k for k in keys if k not in by_key]
+    if unknown:
+        raise SystemExit(f"not in PROBLEMS: {', '.join(unknown)}")
+    problems = [by_key[k] for k in keys]
+    cands = [c for p in problems for c in candidates(p)]
+    tasks = task_sources(problems, args.kernelbench, args.shrink)
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / "kernelbench_parity.json"
+    rows = {
+        c.name: Row(c.name, c.problem.key, c.flaw_kind, c.flaw, c.kernelbench_expect,
+                    {judge: c.expected_correct(judge, args.shrink) for judge in JUDGES})
+        for c in cands
+    }
+    print(f"{len(problems)} problems, {len(cands)} candidates, device {args.device}", file=sys.stderr)
+
+    drkernel = run_drkernel(cands, tasks, args.device, args.timeout)
+    for c in cands:
+        rows[c.name].drkernel = {profile: drkernel[f"{c.name}#{profile}"] for profile in PROFILES}
+    stubs: list[str] = []
+    save(out, args, list(rows.values()), stubs)
+    if args.device == "cuda":
+        kernelbench, stubs = run_kernelbench(cands, tasks, args.kernelbench, args.timeout, args.kb_perf_trials)
+        for c in cands:
+            rows[c.name].kernelbench = kernelbench[c.name]
+    for c in cands:
+        rows[c.name].note = note(rows[c.name], args.shrink)
+    save(out, args, list(rows.values()), stubs)
+    print(f"wrote {out}", file=sys.stderr)
+    print_table(list(rows.values()))
+    return 1 if any(r.note.startswith("UNEXPECTED") for r in rows.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

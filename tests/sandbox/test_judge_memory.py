@@ -1,0 +1,213 @@
+"""The judge holds no more of a candidate's reply than the outputs it expects, holds a payload
+once, compares without full-size copies, and runs under an address-space limit on CPU."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from drkernel.config import Tolerance
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox import protocol
+from services.sandbox.candidate_client import CandidateClient, CandidateLost
+from services.sandbox.compare import compare_outputs
+from services.sandbox.protocol import COMMAND, CompileCheck, CompileResult, Run, RunResult, TensorMeta, receive, send
+from services.sandbox.runner import RunSpec
+from services.sandbox.server import RunningSandbox
+from tests.sandbox.conftest import evaluate, source
+
+MiB = 2**20
+EXTRA_BYTES = 512 * MiB
+FP32 = Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=1.5e-3)
+
+
+# Peak memory of a process --------------------------------------------------------------------
+
+
+def reset_peak(pid: int | str = "self") -> int:
+    """Resets the process's peak resident set (VmHWM) to its current one, in bytes."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+    return peak(pid)
+
+
+def peak(pid: int | str = "self") -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+# The client over a socket pair, with a hand-made candidate ------------------------------------
+
+
+def stream_reply(sock: socket.socket, message: RunResult, payload_bytes: int, chunk: bytes = b"\0" * MiB) -> None:
+    """Sends a reply whose payload is streamed from one small buffer (this side never holds it)."""
+    header = message.model_dump_json().encode()
+    sock.sendall(protocol._PREFIX.pack(len(header), payload_bytes) + header)
+    while payload_bytes:
+        payload_bytes -= sock.send(memoryview(chunk)[: min(payload_bytes, len(chunk))])
+
+
+def result(*shapes: tuple[int, ...]) -> RunResult:
+    outputs = [TensorMeta(dtype="float32", shape=list(s), nbytes=4 * torch.Size(s).numel()) for s in shapes]
+    return RunResult(outputs=outputs, launches=[], problems=[], tampered=[], seconds=0.0, output_strides=[[1]] * len(shapes))
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[CandidateClient, socket.socket]]:
+    judge_side, candidate_side = socket.socketpair()
+    yield CandidateClient(judge_side, 32 * 2**30, torch.device("cpu")), candidate_side
+    judge_side.close()
+    candidate_side.close()
+
+
+def fake_candidate(sock: socket.socket, replies: list[tuple[RunResult, int]], compile_check: bool = True) -> threading.Thread:
+    """Answers Run commands with the given replies, then one CompileCheck."""
+
+    def serve() -> None:
+        for message, payload_bytes in replies:
+            command, _ = receive(sock, COMMAND, 0)
+            assert isinstance(command, Run)
+            stream_reply(sock, message, payload_bytes)
+        if compile_check:
+            command, _ = receive(sock, COMMAND, 0)
+            assert isinstance(command, CompileCheck)
+            send(sock, CompileResult(kernels=[]))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_an_extra_output_is_judged_from_its_metadata_and_never_held(pair):
+    client, candidate = pair
+    expected = [torch.zeros(4)]
+    thread = fake_candidate(candidate, [(result((4,), (EXTRA_BYTES // 4,)), 16 + EXTRA_BYTES), (result((4,)), 16)])
+    before = reset_peak()
+    run = client.run(RunSpec(), 0.0, expected=expected)
+    grown = peak() - before
+    assert [tuple(t.shape) for t in run.outputs] == [(4,), (EXTRA_BYTES // 4,)] and all(t.is_meta for t in run.outputs)
+    comparison = compare_outputs(run.outputs, expected, [torch.float32], FP32)
+    assert not comparison.passed and comparison.message == "forward returned 2 output(s), expected 1"
+    assert grown < 32 * MiB, f"the judge's peak grew by {grown / MiB:.0f} MiB for a {EXTRA_BYTES // MiB} MiB extra output"
+    # the conversation stayed in step: the next reply is read as usual
+    assert torch.equal(client.run(RunSpec(), 0.0, expected=expected).outputs[0], torch.zeros(4))
+    assert client.compile_check() == []
+    thread.join(10)
+
+
+@pytest.mark.parametrize(("shape", "dtype", "message"), [((5,), "float32", "has shape"), ((4,), "float64", "has dtype")])
+def test_wrong_shapes_and_dtypes_are_mismatches_not_failures(pair, shape, dtype, message):
+    client, candidate = pair
+    nbytes = torch.Size(shape).numel() * torch.empty((), dtype=getattr(torch, dtype)).element_size()
+    wrong = result(shape).model_copy(update={"outputs": [TensorMeta(dtype=dtype, shape=list(shape), nbytes=nbytes)]})
+    thread = fake_candidate(candidate, [(wrong, nbytes)])
+    run = client.run(RunSpec(), 0.0, expected=[torch.zeros(4)])
+    assert message in compare_outputs(run.outputs, [torch.zeros(4)], [torch.float32], FP32).message
+    assert client.compile_check() == []
+    thread.join(10)
+
+
+def test_a_payload_larger_than_matching_outputs_is_refused_unread(pair):
+    client, candidate = pair
+    header = result((4,)).model_dump_json().encode()
+
+    def reply() -> None:
+        receive(candidate, COMMAND, 0)
+        candidate.sendall(protocol._PREFIX.pack(len(header), 16 + EXTRA_BYTES) + header)  # and no payload
+
+    threading.Thread(target=reply, daemon=True).start()
+    with pytest.raises(CandidateLost, match="payload bytes, where its tensors fill 16"):
+        client.run(RunSpec(), 0.0, expected=[torch.zeros(4)])
+
+
+def test_inputs_handed_back_count_only_when_allowed(pair):
+    client, candidate = pair
+    handed = result((4,), (3,)).model_copy(update={"output_strides": [[1]], "modified_inputs": [1]})
+    thread = fake_candidate(candidate, [(handed, 28), (handed, 28)], compile_check=False)
+    run = client.run(RunSpec(), 0.0, expected=[torch.zeros(4)], mutable_inputs={1: torch.zeros(3)})
+    assert [tuple(t.shape) for t in run.outputs] == [(4,), (3,)] and not any(t.is_meta for t in run.outputs)
+    with pytest.raises(CandidateLost, match="not among those allowed"):
+        client.run(RunSpec(), 0.0, expected=[torch.zeros(4)], mutable_inputs={0: torch.zeros(3)})
+    thread.join(10)
+
+
+def test_unpacked_tensors_are_views_of_the_payload():
+    tensors = [torch.arange(6, dtype=torch.float32), torch.ones(3, dtype=torch.float64)]
+    metas, payload, _, _ = protocol.pack_tensors(tensors)
+    buffer = bytearray(payload)
+    back = protocol.unpack_tensors(metas, buffer)
+    assert all(torch.equal(a, b) for a, b in zip(back, tensors))
+    buffer[:4] = torch.tensor([42.0]).numpy().tobytes()
+    assert back[0][0] == 42.0  # the same memory, not a copy
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """As in the judge on CPU (and many small parallel regions crawl on a loaded host)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_large_outputs_are_compared_without_full_size_temporaries(one_thread):
+    want = torch.randn(64, 2**20).t()  # 256 MiB, not contiguous
+    got = want.contiguous()
+    got[7, 3] += 1.0
+    before = reset_peak()
+    comparison = compare_outputs([got], [want], [torch.float32], FP32)
+    grown = peak() - before
+    assert not comparison.passed and f"1 of {want.numel()} elements" in comparison.message and "(7, 3)" in comparison.message
+    # one chunk's temporaries and the allocator's slack (before: 3.8 GiB for 256 MiB outputs)
+    assert grown < 64 * MiB, f"comparing 256 MiB outputs took {grown / MiB:.0f} MiB more"
+
+
+def test_complex_outputs_are_compared_in_both_parts():
+    want = torch.randn(16, dtype=torch.complex64)
+    assert compare_outputs([want.clone()], [want], [torch.complex64], FP32).passed
+    assert not compare_outputs([want.real.to(torch.complex64)], [want], [torch.complex64], FP32).passed
+
+
+# Through a real server ----------------------------------------------------------------------
+
+
+def judge_pids(sandbox: RunningSandbox) -> list[int]:
+    """The judge processes of the CPU workers: the interpreters inside their sandboxes."""
+    pids = []
+    for worker in sandbox.scheduler.workers["cpu"]:
+        pending = [worker._judge.process.pid]
+        while pending:
+            pid = pending.pop()
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if argv[0].decode() == sys.executable and b"services.sandbox.judge" in argv:
+                pids.append(pid)
+                break
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pending.extend(int(child) for child in (task / "children").read_text().split())
+    return pids
+
+
+EXTRA_OUTPUT = source("relu_triton.py").replace(
+    "        return y", f"        return y, torch.ones({EXTRA_BYTES // 4})  # correct, plus {EXTRA_BYTES // MiB} MiB more"
+)
+
+
+def test_a_large_extra_output_is_incorrect_and_the_judge_never_holds_it(sandbox, sandbox_stub):
+    judges = judge_pids(sandbox)
+    assert len(judges) == len(sandbox.scheduler.workers["cpu"])
+    for pid in judges:
+        limits = Path(f"/proc/{pid}/limits").read_text()
+        assert f"Max address space         {sandbox.scheduler.settings.isolation.judge_memory_bytes}" in limits
+    before = {pid: reset_peak(pid) for pid in judges}
+    response = evaluate(sandbox_stub, "relu_task.py", EXTRA_OUTPUT)
+    grown = max(peak(pid) - before[pid] for pid in judges)
+    assert response.verdict == pb.VERDICT_INCORRECT, response.error
+    assert "returned 2 output(s), expected 1" in response.error
+    assert grown < 128 * MiB, f"a judge's peak grew by {grown / MiB:.0f} MiB for a {EXTRA_BYTES // MiB} MiB extra output"
