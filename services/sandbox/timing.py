@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import math
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
