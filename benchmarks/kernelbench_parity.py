@@ -421,16 +421,27 @@ def judge_kernelbench_one(
 
 def run_kernelbench(
     cands: list[Candidate], tasks: dict[str, str], kernelbench_dir: Path, timeout: float, perf_trials: int,
+    workers: int,
 ) -> tuple[dict[str, KernelBenchResult], list[str]]:
-    """One KernelBench evaluation per candidate, one at a time; also the modules stubbed."""
+    """One KernelBench evaluation per candidate, ``workers`` processes at a time (more than one
+    shares the GPU, so its latencies and speedups are then not one evaluation's alone); also
+    the modules stubbed."""
     results: dict[str, KernelBenchResult] = {}
     stubs: set[str] = set()
-    for candidate in (progress := tqdm(cands, desc="KernelBench", file=sys.stderr)):
+
+    def one(candidate: Candidate) -> None:
         task = tasks[candidate.problem.key]
         result, stubbed = judge_kernelbench_one(kernelbench_dir, task, candidate.path.read_text(), timeout, perf_trials)
         results[candidate.name] = result
         stubs.update(stubbed)
         progress.set_postfix_str(f"{candidate.name}: {'correct' if result.correctness else 'not correct'}")
+        progress.update()
+
+    with (
+        tqdm(total=len(cands), desc="KernelBench", file=sys.stderr) as progress,
+        concurrent.futures.ThreadPoolExecutor(workers) as pool,
+    ):
+        list(pool.map(one, cands))
     return results, sorted(stubs)
 
 
@@ -510,7 +521,8 @@ def save(path: Path, args: argparse.Namespace, rows: list[Row], stubs: list[str]
         "device": args.device, "shrink": args.shrink, "kernelbench": str(args.kernelbench.resolve()),
         "kernelbench_commit": git_commit(args.kernelbench),
         "kernelbench_stubbed_modules": stubs, "kernelbench_correct_trials": KB_CORRECT_TRIALS,
-        "kernelbench_perf_trials": KB_PERF_TRIALS, "rows": [asdict(r) for r in rows],
+        "kernelbench_perf_trials": args.kb_perf_trials, "kernelbench_workers": args.kb_workers,
+        "rows": [asdict(r) for r in rows],
     }
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as handle:
         json.dump(document, handle, indent=1)
@@ -531,6 +543,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=900.0, help="Seconds per evaluation, for each harness.")
     parser.add_argument("--kb-perf-trials", type=int, default=KB_PERF_TRIALS,
                         help="KernelBench's timed trials per evaluation (its run_and_check.py uses 100).")
+    parser.add_argument("--kb-workers", type=int, default=1,
+                        help="KernelBench evaluations at a time on the GPU (latencies then include sharing).")
     args = parser.parse_args()
     if args.device == "cuda" and args.shrink:
         parser.error("--shrink is for --device cpu (KernelBench's harness must see the tasks unchanged)")
@@ -566,7 +580,9 @@ def main() -> int:
     stubs: list[str] = []
     save(out, args, list(rows.values()), stubs)
     if args.device == "cuda":
-        kernelbench, stubs = run_kernelbench(cands, tasks, args.kernelbench, args.timeout, args.kb_perf_trials)
+        kernelbench, stubs = run_kernelbench(
+            cands, tasks, args.kernelbench, args.timeout, args.kb_perf_trials, args.kb_workers,
+        )
         for c in cands:
             rows[c.name].kernelbench = kernelbench[c.name]
     for c in cands:
