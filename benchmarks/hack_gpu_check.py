@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,17 +71,21 @@ def main() -> int:
     )
     options = {"device": common_pb2.DEVICE_CUDA, "timing_trials": args.timing_trials, "warmup_trials": args.warmup_trials}
     rows: list[dict[str, object]] = []
+    written = threading.Lock()
     with (args.out / "hack_gpu_check.jsonl").open("w") as log:
         for corpus_name in args.corpora.split(","):
-            candidates = corpus.load(CORPORA / corpus_name)
-            requests = [c.request(request_id=f"{corpus_name}/{c.name}", **options) for c in candidates]
-            outcomes = corpus.judge_all(sandbox.address, requests, timeout_seconds=args.timeout + 600)
-            for candidate in candidates:
-                record = row(corpus_name, candidate, outcomes[f"{corpus_name}/{candidate.name}"])
-                rows.append(record)
-                log.write(json.dumps(record) + "\n")
-                log.flush()
-                print(f"{corpus_name}/{candidate.name}: {record['verdict']}", file=sys.stderr, flush=True)
+            candidates = {c.name: c for c in corpus.load(CORPORA / corpus_name)}
+            requests = [c.request(request_id=f"{corpus_name}/{c.name}", **options) for c in candidates.values()]
+
+            def keep(request_id: str, outcome: corpus.Outcome, corpus_name: str = corpus_name) -> None:
+                record = row(corpus_name, candidates[request_id.split("/", 1)[1]], outcome)
+                with written:  # as each finishes: a run cut by its time limit keeps what it judged
+                    rows.append(record)
+                    log.write(json.dumps(record) + "\n")
+                    log.flush()
+                print(f"{request_id}: {record['verdict']}", file=sys.stderr, flush=True)
+
+            corpus.judge_all(sandbox.address, requests, timeout_seconds=args.timeout + 600, on_result=keep)
     sandbox.stop()
     print_table(rows)
     return 0 if all(r["matched"] or r["documented_gap"] for r in rows) else 1

@@ -52,9 +52,11 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import types
 from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -277,8 +279,10 @@ def drkernel_result(response: pb.EvaluateResponse | grpc.RpcError, wall_seconds:
 
 def judge_drkernel(
     address: str, requests: list[pb.EvaluateRequest], in_flight: int, timeout: float,
-) -> dict[str, DrkernelResult]:
-    """Sends the requests with ``in_flight`` unary calls at a time; results by request id."""
+    on_result: Callable[[str, DrkernelResult], None],
+) -> None:
+    """Sends the requests with ``in_flight`` unary calls at a time; ``on_result`` gets each
+    result by request id as it comes."""
 
     def one(req: pb.EvaluateRequest) -> tuple[str, DrkernelResult]:
         start = time.perf_counter()
@@ -287,9 +291,9 @@ def judge_drkernel(
         except grpc.RpcError as error:
             response = error
         result = drkernel_result(response, time.perf_counter() - start)
+        on_result(req.request_id, result)
         progress.set_postfix_str(f"{req.request_id}: {result.verdict}")
         progress.update()
-        return req.request_id, result
 
     with (
         grpc.insecure_channel(address) as channel,
@@ -297,12 +301,13 @@ def judge_drkernel(
     ):
         stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
         with concurrent.futures.ThreadPoolExecutor(in_flight) as pool:
-            return dict(pool.map(one, requests))
+            list(pool.map(one, requests))
 
 
 def run_drkernel(
     cands: list[Candidate], tasks: dict[str, str], device: str, timeout: float,
-) -> dict[str, DrkernelResult]:
+    on_result: Callable[[str, DrkernelResult], None],
+) -> None:
     """Both profiles for every candidate, through a sandbox server on loopback: sequentially on
     a GPU (so that each latency is one evaluation's), two at a time on the CPU's two workers."""
     from benchmarks.local_sandbox import LocalSandbox  # starts nothing on import, but slow to import
@@ -317,7 +322,7 @@ def run_drkernel(
         sandbox = LocalSandbox(device=device, cpu_workers=workers, default_timeout_seconds=timeout,
                                max_timeout_seconds=max(timeout, 1800.0), work_dir=Path(work_dir))
         try:
-            return judge_drkernel(sandbox.address, requests, in_flight=workers, timeout=timeout + 600)
+            judge_drkernel(sandbox.address, requests, in_flight=workers, timeout=timeout + 600, on_result=on_result)
         finally:
             sandbox.stop()
 
@@ -421,19 +426,16 @@ def judge_kernelbench_one(
 
 def run_kernelbench(
     cands: list[Candidate], tasks: dict[str, str], kernelbench_dir: Path, timeout: float, perf_trials: int,
-    workers: int,
-) -> tuple[dict[str, KernelBenchResult], list[str]]:
+    workers: int, on_result: Callable[[str, KernelBenchResult, list[str]], None],
+) -> None:
     """One KernelBench evaluation per candidate, ``workers`` processes at a time (more than one
-    shares the GPU, so its latencies and speedups are then not one evaluation's alone); also
-    the modules stubbed."""
-    results: dict[str, KernelBenchResult] = {}
-    stubs: set[str] = set()
+    shares the GPU, so its latencies and speedups are then not one evaluation's alone);
+    ``on_result`` gets each result with the modules stubbed as it comes."""
 
     def one(candidate: Candidate) -> None:
         task = tasks[candidate.problem.key]
         result, stubbed = judge_kernelbench_one(kernelbench_dir, task, candidate.path.read_text(), timeout, perf_trials)
-        results[candidate.name] = result
-        stubs.update(stubbed)
+        on_result(candidate.name, result, stubbed)
         progress.set_postfix_str(f"{candidate.name}: {'correct' if result.correctness else 'not correct'}")
         progress.update()
 
@@ -442,7 +444,6 @@ def run_kernelbench(
         concurrent.futures.ThreadPoolExecutor(workers) as pool,
     ):
         list(pool.map(one, cands))
-    return results, sorted(stubs)
 
 
 def kernelbench_word(result: KernelBenchResult | None) -> str:
@@ -484,9 +485,10 @@ def print_table(rows: list[Row]) -> None:
     for r in rows:
         defect = f"{r.flaw_kind}: {r.flaw}" if r.flaw_kind else "(honest)"
         expect = "correct" if r.flaw_kind is None else "incorrect"
-        speedup = f"{r.drkernel['strict'].speedup:.3f}" if r.drkernel["strict"].speedup else "-"
+        strict = r.drkernel.get("strict")
+        speedup = f"{strict.speedup:.3f}" if strict and strict.speedup else "-"
         kb_speedup = f"{r.kernelbench.speedup:.3f}" if r.kernelbench and r.kernelbench.speedup else "-"
-        verdicts = [r.drkernel[p].verdict.removeprefix("VERDICT_") for p in PROFILES]
+        verdicts = [r.drkernel[p].verdict.removeprefix("VERDICT_") if p in r.drkernel else "n/a" for p in PROFILES]
         print(f"{r.candidate:<{width}} {defect[:60]:<60} {expect:<11} {verdicts[0]:<14} {verdicts[1]:<14} "
               f"{kernelbench_word(r.kernelbench):<11} {speedup:>7} {kb_speedup:>10}  {r.note}")
     unexpected = sum(r.note.startswith("UNEXPECTED") for r in rows)
@@ -513,6 +515,18 @@ def git_commit(directory: Path) -> str:
                           capture_output=True, text=True)
     lines = done.stdout.split()
     return lines[1] if done.returncode == 0 and Path(lines[0]) == directory.resolve() else ""
+
+
+def merge(rows: dict[str, Row], report: dict[str, Any]) -> None:
+    """Fills in each row's results from an earlier report's row of the same candidate."""
+    for earlier in report["rows"]:
+        row = rows.get(earlier["candidate"])
+        if row is None:
+            continue
+        for profile, result in earlier["drkernel"].items():
+            row.drkernel.setdefault(profile, DrkernelResult(**result))
+        if row.kernelbench is None and earlier["kernelbench"] is not None:
+            row.kernelbench = KernelBenchResult(**earlier["kernelbench"])
 
 
 def save(path: Path, args: argparse.Namespace, rows: list[Row], stubs: list[str]) -> None:
@@ -545,6 +559,12 @@ def parse_args() -> argparse.Namespace:
                         help="KernelBench's timed trials per evaluation (its run_and_check.py uses 100).")
     parser.add_argument("--kb-workers", type=int, default=1,
                         help="KernelBench evaluations at a time on the GPU (latencies then include sharing).")
+    parser.add_argument("--judges", choices=("both", "drkernel", "kernelbench"), default="both",
+                        help="Which harnesses this run uses (KernelBench's alone needs hours at full size: "
+                             "split the work over runs and --merge their reports).")
+    parser.add_argument("--merge", type=Path, nargs="*", default=[],
+                        help="Earlier reports (kernelbench_parity.json) whose results fill in, per candidate, "
+                             "what this run does not judge.")
     args = parser.parse_args()
     if args.device == "cuda" and args.shrink:
         parser.error("--shrink is for --device cpu (KernelBench's harness must see the tasks unchanged)")
@@ -573,21 +593,37 @@ def main() -> int:
         for c in cands
     }
     print(f"{len(problems)} problems, {len(cands)} candidates, device {args.device}", file=sys.stderr)
+    stubs: set[str] = set()
+    lock = threading.Lock()
 
-    drkernel = run_drkernel(cands, tasks, args.device, args.timeout)
-    for c in cands:
-        rows[c.name].drkernel = {profile: drkernel[f"{c.name}#{profile}"] for profile in PROFILES}
-    stubs: list[str] = []
-    save(out, args, list(rows.values()), stubs)
-    if args.device == "cuda":
-        kernelbench, stubs = run_kernelbench(
-            cands, tasks, args.kernelbench, args.timeout, args.kb_perf_trials, args.kb_workers,
-        )
+    def saved() -> None:  # after every result: a run cut by its time limit keeps what it judged
+        save(out, args, list(rows.values()), sorted(stubs))
+
+    def drkernel_done(request_id: str, result: DrkernelResult) -> None:
+        name, profile = request_id.split("#")
+        with lock:
+            rows[name].drkernel[profile] = result
+            saved()
+
+    def kernelbench_done(name: str, result: KernelBenchResult, stubbed: list[str]) -> None:
+        with lock:
+            rows[name].kernelbench = result
+            stubs.update(stubbed)
+            saved()
+
+    for report in args.merge:
+        merge(rows, json.loads(report.read_text()))
+    # One harness after the other, never both at once: they would share the GPU's memory
+    # (KernelBench's harness alone holds up to 43 GiB on the largest level-1 problems).
+    if args.judges in ("both", "drkernel"):
+        run_drkernel(cands, tasks, args.device, args.timeout, drkernel_done)
+    if args.device == "cuda" and args.judges in ("both", "kernelbench"):
+        run_kernelbench(cands, tasks, args.kernelbench, args.timeout, args.kb_perf_trials, args.kb_workers,
+                        kernelbench_done)
+    with lock:
         for c in cands:
-            rows[c.name].kernelbench = kernelbench[c.name]
-    for c in cands:
-        rows[c.name].note = note(rows[c.name], args.shrink)
-    save(out, args, list(rows.values()), stubs)
+            rows[c.name].note = note(rows[c.name], args.shrink)
+        saved()
     print(f"wrote {out}", file=sys.stderr)
     print_table(list(rows.values()))
     return 1 if any(r.note.startswith("UNEXPECTED") for r in rows.values()) else 0

@@ -53,6 +53,8 @@ def record(response: pb.EvaluateResponse, group: str, name: str, wall_seconds: f
         "candidate_median_us": timing.candidate.median_us,
         "reference_cv": timing.reference.coefficient_of_variation,
         "candidate_cv": timing.candidate.coefficient_of_variation,
+        "calls_per_trial": timing.calls_per_trial,
+        "timing_method": timing.method,
         "evaluation_seconds": response.evaluation_seconds,
         "queue_seconds": response.queue_seconds,
         "wall_seconds": wall_seconds,

@@ -44,7 +44,7 @@ from services.sandbox.timing import Clock, sample_values, summarize
 _MODES = ((True, False), (False, False), (True, True), (False, True))
 # Halving the size constants this many times at most to fit a variant in device memory.
 _SHRINK_STEPS = 6
-# Trials of the reference timed alone once the candidate's process has ended.
+# Trials of each model timed alone after the interleaved trials (_retime_alone).
 _ALONE_WARMUPS, _ALONE_TRIALS = 2, 7
 # Timed calls spot-checked per trial besides the last, drawn after the trial.
 _SAMPLED_CALLS = 4
@@ -58,6 +58,13 @@ def _mode_name(train: bool, grad: bool) -> str:
 
 class BadTask(Exception):
     """The task's own code fails on its own inputs: the request is at fault."""
+
+
+class NotJudged(Exception):
+    """Device memory ran out where nothing can be skipped (the reference's first run, the
+    candidate's first call, timing) even after the judge freed its own: the GPU's memory is
+    taken by other work. No verdict, since an honest kernel must never pay for it; the
+    server answers RESOURCE_EXHAUSTED and the caller may retry."""
 
 
 class _Stop(Exception):
@@ -204,7 +211,7 @@ class Evaluation:
             if record.status == pb.STAGE_STATUS_PASSED:
                 self.response.furthest_stage = stage
         if verdict == pb.VERDICT_CORRECT and self.response.timing.valid:
-            self._retime_reference_alone()
+            self._retime_alone()
         self.reference.release_graph()
         return self._finish(verdict, error)
 
@@ -243,18 +250,33 @@ class Evaluation:
             )
         except CandidateFailed as failure:
             if task_failure:
-                raise BadTask(f"the reference fails on its own inputs: {task_failure[0]}") from task_failure[0]
+                self._refuse_task(task_failure[0])
             verdict = pb.VERDICT_RUNTIME_ERROR if failure.kind == "runtime" else pb.VERDICT_COMPILE_ERROR
             raise _Stop(verdict, str(failure)) from failure
         if task_failure:
-            raise BadTask(f"the reference fails on its own inputs: {task_failure[0]}") from task_failure[0]
+            self._refuse_task(task_failure[0])
         self.response.device_name = loaded.device_name
         return f"ModelNew built ({loaded.parameters} parameters)"
+
+    def _refuse_task(self, failure: TaskFailed) -> None:
+        """The reference failed on its own inputs: a broken task (BadTask), unless it ran out
+        of device memory and does so again once the judge has freed its own."""
+        if not _is_out_of_memory(failure):
+            raise BadTask(f"the reference fails on its own inputs: {failure}") from failure
+        self.reference.drop_cache()
+        try:
+            self._reference(self._spec())
+        except TaskFailed as again:
+            if _is_out_of_memory(again):
+                raise NotJudged(f"the reference ran out of device memory on the task's inputs: {again}") from again
+            raise BadTask(f"the reference fails on its own inputs: {again}") from again
 
     def _compile(self) -> str:
         self.tiny_spec = self._choose_tiny_spec()
         try:
-            self._first_run = self._candidate_run(self.tiny_spec, self._reference(self.tiny_spec))
+            self._first_run = self._retried_run(self.tiny_spec, self.tiny_spec)
+        except JudgeOutOfMemory as error:
+            raise NotJudged(f"the first call's inputs and outputs did not fit in device memory: {error}") from error
         except CandidateFailed as failure:
             if failure.kind == "compile":
                 raise _Stop(pb.VERDICT_COMPILE_ERROR, str(failure)) from failure
@@ -314,6 +336,8 @@ class Evaluation:
                 variant = self._fitted(variant)
                 expected = self._reference(variant.reference)
             except TaskFailed as error:
+                if variant.kind == pb.INPUT_VARIANT_ORIGINAL and _is_out_of_memory(error):
+                    raise NotJudged(f"the reference ran out of device memory on the task's inputs: {error}") from error
                 self._skip(variant, f"the reference itself fails on these inputs: {error}")
                 skipped += 1
                 continue
@@ -326,10 +350,12 @@ class Evaluation:
                 skipped += 1
                 continue
             try:
-                run = self._run_variant(variant, expected)
+                run = self._retried_run(variant.candidate, variant.reference, variant.expected_dtypes)
             except CandidateFailed as error:
                 self._fail_variant(variant, error, passed)
             except JudgeOutOfMemory as error:
+                if variant.kind == pb.INPUT_VARIANT_ORIGINAL:
+                    raise NotJudged(f"the judge's copies for the task's inputs did not fit in device memory: {error}") from error
                 self._skip(variant, f"skipped: the judge's own copies did not fit in device memory ({error})")
                 skipped += 1
                 continue
@@ -358,11 +384,11 @@ class Evaluation:
         cuda = self.device.type == "cuda"
         trials = (self.request.options.timing_trials or timing.trials) if cuda else timing.cpu_trials
         warmups = (self.request.options.warmup_trials or timing.warmup_trials) if cuda else 0
-        speedup = self._timing_round(trials, warmups, first_input=1000)
+        speedup = self._retried_timing_round(trials, warmups, first_input=1000)
         if cuda and speedup > timing.recheck_speedup_above:
             first = pb.TimingReport()
             first.CopyFrom(report)
-            again = self._timing_round(trials, warmups, first_input=5000)
+            again = self._retried_timing_round(trials, warmups, first_input=5000)
             if again > speedup:
                 report.CopyFrom(first)
             speedup = min(speedup, again)
@@ -397,6 +423,20 @@ class Evaluation:
 
     # Timing ---------------------------------------------------------------------------------
 
+    def _retried_timing_round(self, trials: int, warmups: int, first_input: int) -> float:
+        """A timing round; one that runs out of device memory (the candidate passed every
+        check at these sizes, so the memory is taken by other work or by timing's own fresh
+        inputs) is run again once the judge has freed its caches and graph, then not judged."""
+        for attempt in (1, 2):
+            try:
+                return self._timing_round(trials, warmups, first_input)
+            except JudgeOutOfMemory as error:
+                if attempt == 2:
+                    raise NotJudged(f"device memory ran out while timing, after the judge freed its own: {error}") from error
+                self.reference.release_graph()
+                self.reference.drop_cache()
+        raise AssertionError("unreachable")
+
     def _timing_round(self, trials: int, warmups: int, first_input: int) -> float:
         timing = self.settings.timing
         cuda = self.device.type == "cuda"
@@ -412,12 +452,17 @@ class Evaluation:
             order = (True, False) if trial % 2 == 0 else (False, True)
             for is_reference in order:
                 if is_reference:
-                    timed = self.reference.time_trial(spec, self.clock, calls, graph=graph)
+                    try:
+                        timed = self.reference.time_trial(spec, self.clock, calls, graph=graph)
+                    except torch.OutOfMemoryError as error:
+                        raise JudgeOutOfMemory(f"the reference: {error}") from error
                     ref_stream = timed.stream_us
                 else:
                     try:
                         result = self.candidate.time_trial(spec, calls, graph=graph)
                     except CandidateFailed as error:
+                        if error.kind == "resources" or _is_out_of_memory(error):
+                            raise JudgeOutOfMemory(f"the candidate's process: {error}") from error
                         raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"during timing: {error}") from error
                     self._check_tampering(result.tampered)
                     if not graph:  # a replayed graph launches nothing from Python: its capture was checked
@@ -466,26 +511,45 @@ class Evaluation:
         report.candidate.CopyFrom(summarize(cand_us, timing.trim_fraction))
         return report.reference.median_us / report.candidate.median_us if report.candidate.median_us > 0 else 0.0
 
-    def _retime_reference_alone(self) -> None:
-        """Times the reference once more after the candidate's process has ended and keeps the
-        faster of the two reference medians. While the two interleave, the candidate's process
-        is alive between its calls, and a thread of it can keep the GPU busy exactly while the
-        reference is timed (contexts time-slice): a slowed reference would inflate the
-        speedup. Alone, nothing of the candidate runs; an honest candidate loses nothing."""
+    def _retime_alone(self) -> None:
+        """Times both models once more, each with nothing of the other running, and keeps the
+        lower of the interleaved and the alone speedup. While the two interleave, the
+        candidate's process is alive between its calls, and a thread of it can keep the GPU
+        busy exactly while the reference is timed (contexts time-slice): a slowed reference
+        would inflate the speedup. So the candidate is timed alone (the judge idle), then the
+        reference alone once the candidate's process has exited. Both alone, so that whatever
+        else the GPU or host did meanwhile does not favour one side: keeping only a quieter
+        reference median made launch-bound speedups bimodal. Cheating in the alone phase buys
+        nothing (only the lower speedup counts); an honest candidate loses only noise."""
         report = self.response.timing
+        calls, graph = report.calls_per_trial, report.cuda_graph
+        trim = self.settings.timing.trim_fraction
+        candidate = pb.RuntimeStats()
+        candidate.CopyFrom(report.candidate)  # kept if the candidate fails now: the reference is still re-timed
+        try:
+            timed_alone = [
+                self.candidate.time_trial(self._spec(inputs=8000 + trial), calls, graph=graph).stream_us
+                for trial in range(_ALONE_WARMUPS + _ALONE_TRIALS)
+            ]
+            candidate = summarize(timed_alone[_ALONE_WARMUPS:], trim)
+        except CandidateFailed:
+            pass
         self.candidate.close(wait_seconds=_ALONE_EXIT_WAIT_SECONDS)
-        timing = self.settings.timing
-        alone = []
-        for trial in range(_ALONE_WARMUPS + _ALONE_TRIALS):
-            spec = self._spec(inputs=9000 + trial)
-            timed = self.reference.time_trial(spec, self.clock, report.calls_per_trial, graph=report.cuda_graph)
-            if trial >= _ALONE_WARMUPS:
-                alone.append(timed.stream_us)
-        quiet = summarize(alone, timing.trim_fraction)
-        if quiet.median_us < report.reference.median_us and report.candidate.median_us > 0:
-            report.reference.CopyFrom(quiet)
-            self.response.speedup = quiet.median_us / report.candidate.median_us
-        report.method += "; reference re-timed alone after the candidate's process ended, the faster median kept"
+        try:
+            reference_alone = [
+                self.reference.time_trial(self._spec(inputs=9000 + trial), self.clock, calls, graph=graph).stream_us
+                for trial in range(_ALONE_WARMUPS + _ALONE_TRIALS)
+            ]
+        except torch.OutOfMemoryError:  # the candidate is gone: only other work can hold the memory
+            report.method += "; not timed alone (device memory taken by other work)"
+            return
+        reference = summarize(reference_alone[_ALONE_WARMUPS:], trim)
+        alone = reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
+        report.method += f"; each also timed alone (speedup {alone:.3f}x), the lower speedup kept"
+        if alone < self.response.speedup:
+            report.reference.CopyFrom(reference)
+            report.candidate.CopyFrom(candidate)
+            self.response.speedup = alone
 
     def _capture_graphs(self, spec: RunSpec, calls: int) -> bool:
         """Captures both models' calls as CUDA graphs; True only if both could be (timing the
@@ -538,15 +602,19 @@ class Evaluation:
             mutable_inputs=mutable,
         )
 
-    def _run_variant(self, variant: _Variant, expected: ReferenceRun) -> CandidateRun:
-        """The candidate's call for a variant. Memory the judge's bookkeeping could not get
-        (the harness's snapshots and hand-over copies, the judge's import) is never the
-        candidate's fault: the judge's caches are dropped and the call made once more, and a
-        second shortfall skips the check with the reason (JudgeOutOfMemory). A forward that
+    def _retried_run(
+        self, candidate: RunSpec, reference: RunSpec, expected_dtypes: Sequence[torch.dtype] | None = None,
+    ) -> CandidateRun:
+        """The candidate's checked call on ``candidate``, against the reference's on
+        ``reference``. Memory the judge's bookkeeping could not get (the harness's snapshots
+        and hand-over copies, the judge's import) is never the candidate's fault: the judge's
+        caches are dropped and the call made once more, and a second shortfall raises
+        JudgeOutOfMemory (the caller skips the check, or gives no verdict). A forward that
         runs out of memory is retried the same way before it counts as the candidate's."""
+        expected = self._reference(reference)
         for attempt in (1, 2):
             try:
-                return self._candidate_run(variant.candidate, expected, expected_dtypes=variant.expected_dtypes)
+                return self._candidate_run(candidate, expected, expected_dtypes=expected_dtypes)
             except CandidateFailed as error:
                 if attempt == 2 or not (error.kind == "resources" or _is_out_of_memory(error)):
                     if error.kind == "resources":
@@ -556,7 +624,7 @@ class Evaluation:
                 if attempt == 2:
                     raise
             self.reference.drop_cache()
-            expected = self._reference(variant.reference)
+            expected = self._reference(reference)
         raise AssertionError("unreachable")
 
     def _check_compiles_in(self, variant: _Variant) -> None:

@@ -10,6 +10,7 @@ suspicious (mutated inputs, writes after return, odd output types, tampering).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import importlib.util
 import os
@@ -378,6 +379,18 @@ def _is_compilation_error(error: BaseException) -> bool:
     return False
 
 
+def move_to_cores(cores: set[int]) -> None:
+    """Moves every thread of this process to ``cores`` (threads started later inherit it).
+    A warm candidate starts up on other cores than the one being judged (worker.plan_cores)."""
+    try:
+        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
+    except OSError:
+        threads = [0]
+    for tid in threads:
+        with contextlib.suppress(OSError):  # a thread that has ended meanwhile
+            os.sched_setaffinity(tid, cores)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fd", type=int, required=True, help="Socket to the judge.")
@@ -385,6 +398,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seccomp", action="store_true")
     parser.add_argument("--l2-flush-bytes", type=int, default=0)
     parser.add_argument("--warm-cuda", action="store_true", help="Create the CUDA context and start CUPTI while waiting.")
+    parser.add_argument("--run-cpus", default="", help="Cores to move to once warm (comma-separated).")
     args = parser.parse_args(argv)
     faulthandler.enable()
     sock = socket.socket(fileno=args.fd)
@@ -393,6 +407,8 @@ def main(argv: list[str] | None = None) -> None:
     harness = Harness(sock, device, Path.cwd(), args.l2_flush_bytes)
     if args.warm_cuda:
         harness.warm_up()
+    if args.run_cpus:
+        move_to_cores({int(core) for core in args.run_cpus.split(",")})
     if args.seccomp:
         seccomp_policy.install()
     send(sock, Ready())

@@ -17,7 +17,7 @@ import torch
 from drkernel.config import SandboxSettings
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.candidate_client import CandidateClient
-from services.sandbox.funnel import BadTask, Evaluation
+from services.sandbox.funnel import BadTask, Evaluation, NotJudged
 from services.sandbox.protocol import JUDGE_COMMAND, JobDone, JudgeReady, Shutdown, receive_with_fds, send
 from services.sandbox.reference import OutputCache, Reference
 from services.sandbox.task_source import parse_task
@@ -59,6 +59,8 @@ class Judge:
             return JobDone(candidate_lost=evaluation.candidate_lost, bad_task=""), response
         except BadTask as error:
             return JobDone(candidate_lost=False, bad_task=str(error)), pb.EvaluateResponse(request_id=request.request_id)
+        except NotJudged as error:
+            return JobDone(candidate_lost=False, bad_task="", not_judged=str(error)), pb.EvaluateResponse(request_id=request.request_id)
         finally:
             client.close()
             if self.device.type == "cuda":

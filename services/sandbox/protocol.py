@@ -273,11 +273,14 @@ class JudgeReady(_Message):
 class JobDone(_Message):
     """The EvaluateResponse is the payload. ``candidate_lost`` says the candidate's process
     vanished mid-evaluation (the server adds how it ended); a non-empty ``bad_task`` says the
-    task itself is broken and the request should be refused."""
+    task itself is broken and the request should be refused; a non-empty ``not_judged`` says
+    the device could not run the evaluation (its memory taken by other work), so there is no
+    verdict and the request may be retried."""
 
     kind: Literal["job_done"] = "job_done"
     candidate_lost: bool
     bad_task: str
+    not_judged: str = ""
 
 
 JUDGE_COMMAND = TypeAdapter(Annotated[Job | Shutdown, Field(discriminator="kind")])

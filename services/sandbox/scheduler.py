@@ -102,7 +102,8 @@ class Scheduler:
         }
         if use_cuda:
             self.workers["cuda"] = [
-                Worker(i + settings.cpu_workers, f"cuda:{i}", settings, self.launcher, run_dir) for i in range(cuda_devices)
+                Worker(i + settings.cpu_workers, f"cuda:{i}", settings, self.launcher, run_dir, gpu_count=cuda_devices)
+                for i in range(cuda_devices)
             ]
         self.queues = {device: asyncio.Queue[_Item](settings.queue_capacity) for device in self.workers}
         self._consumers: list[asyncio.Task[None]] = []

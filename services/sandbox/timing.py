@@ -2,9 +2,13 @@
 
 The judge times the reference and the candidate's process times the candidate with this same
 code, trial by trial, interleaved. On a GPU a trial is: fresh inputs; reset any persisting-L2
-carve-out; flush L2 by writing a large buffer; synchronise the device; record a CUDA event;
-forward; record an event on the current stream. ``stream_us`` (first to second event) is the
-measurement. Then the clock asks whether device work the model started is still running once
+carve-out; flush L2 by writing a large buffer; synchronise the device; a short spin kernel
+(``LEAD_US``); record a CUDA event; forward; record an event on the current stream.
+``stream_us`` (first to second event) is the measurement. The spin keeps the GPU busy while
+the host queues the start event and the first launches behind it, so that how quickly this
+process's thread gets a core back after the synchronisation (a busy host, other processes
+starting) is not measured: for a trial of a few hundred microseconds that jitter alone was
+several percent. Then the clock asks whether device work the model started is still running once
 the timed stream has finished: an event is recorded on every other stream its own kernels
 were launched on or its code made current (streams.StreamWatch), and ``late_us`` is how much
 later than the timed stream the last of them completes. Device timestamps only: a slow
@@ -36,6 +40,9 @@ import torch
 from drkernel.v1 import sandbox_pb2
 
 _CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
+# Device time the spin before each trial's start event lasts.
+LEAD_US = 200.0
+_CALIBRATION_CYCLES = 1_000_000
 
 
 def summarize(samples_us: Sequence[float], trim_fraction: float) -> sandbox_pb2.RuntimeStats:
@@ -128,6 +135,7 @@ class Clock:
         self._current_stream = torch.cuda.current_stream
         self._external_stream = torch.cuda.ExternalStream
         self._new_event = torch.cuda.Event
+        self._spin: Callable[[int], None] = torch.cuda._sleep
 
     def prepare(self) -> None:
         """Allocates the events and the L2 flush buffer (creates the CUDA context)."""
@@ -138,6 +146,18 @@ class Clock:
         self._stream_events: list[Any] = []
         self._flush = torch.empty(max(self._l2_flush_bytes, 1), dtype=torch.uint8, device=self.device)
         self._reset_persisting_l2 = _persisting_l2_reset()
+        self._lead_cycles = self._cycles_for(LEAD_US)
+
+    def _cycles_for(self, microseconds: float) -> int:
+        """Spin-kernel cycles that last ``microseconds`` on this GPU (measured, not taken from
+        the nominal clock, which boosting changes)."""
+        self._spin(_CALIBRATION_CYCLES // 10)  # first launch loads the kernel
+        self._record(self._start, self._stream)
+        self._spin(_CALIBRATION_CYCLES)
+        self._record(self._end, self._stream)
+        self._device_sync()
+        cycles_per_us = _CALIBRATION_CYCLES / max(self._elapsed_ms(self._start, self._end) * 1e3, 1e-3)
+        return int(cycles_per_us * microseconds)
 
     def time(
         self, run: Callable[[], list[Any]], calls: int, streams_used: Callable[[], Iterable[int]] = tuple,
@@ -162,6 +182,7 @@ class Clock:
         self._reset_persisting_l2()
         self._zero(self._flush)
         self._device_sync()
+        self._spin(self._lead_cycles)
         self._record(start, self._stream)
         outputs = run()
         self._record(end, self._stream)

@@ -17,14 +17,14 @@ import signal
 import socket
 import time
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import prometheus_client
 
 from drkernel.config import SandboxSettings
-from drkernel.errors import InvalidArgument
+from drkernel.errors import InvalidArgument, ResourceExhausted
 from drkernel.logs import get_logger
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
@@ -101,6 +101,28 @@ class _Process:
             self.sock.close()
 
 
+@dataclass(frozen=True)
+class CorePlan:
+    """The host cores a GPU worker's processes run on (empty: not pinned)."""
+
+    judge: tuple[int, ...]
+    candidate: tuple[int, ...]  # the candidate being judged
+    warming: tuple[int, ...]  # warm candidates while they start CUDA and CUPTI
+
+
+def plan_cores(cores: Sequence[int], gpu_index: int, gpu_count: int) -> CorePlan:
+    """Two cores each for the judge and the judged candidate of GPU ``gpu_index``, so that the
+    host side of launch-bound kernels is timed on quiet cores; warm candidates start up on the
+    cores no GPU worker pins (seconds of CPU per process, which would otherwise compete with a
+    timed evaluation) and move to the candidate cores once ready. No pinning without enough cores."""
+    ordered = sorted(cores)
+    first = 4 * gpu_index
+    if len(ordered) < first + 4:
+        return CorePlan((), (), ())
+    candidate = tuple(ordered[first + 2 : first + 4])
+    return CorePlan(tuple(ordered[first : first + 2]), candidate, tuple(ordered[4 * gpu_count :]) or candidate)
+
+
 def describe_exit(returncode: int, sandboxed: bool) -> str:
     """How a process ended, in words (bubblewrap reports a signal as 128 + its number)."""
     number = -returncode if returncode < 0 else returncode - 128 if sandboxed and returncode > 128 else 0
@@ -118,7 +140,9 @@ class Worker:
 
     _ids = itertools.count()
 
-    def __init__(self, slot: int, device: str, settings: SandboxSettings, launcher: Launcher, run_dir: Path) -> None:
+    def __init__(
+        self, slot: int, device: str, settings: SandboxSettings, launcher: Launcher, run_dir: Path, gpu_count: int = 0,
+    ) -> None:
         self.slot = slot
         self.device = device
         self.id = device if device.startswith("cuda") else f"cpu:{slot}"
@@ -136,13 +160,10 @@ class Worker:
         self._judge_jobs = 0
         self._judge_starts = 0
         self._spares: deque[asyncio.Task[_Process]] = deque()
-        # A GPU worker's judge and candidates get two cores each of their own, so that the
-        # host side of launch-bound kernels is timed on quiet cores (when there are enough).
-        cores = sorted(os.sched_getaffinity(0))
-        first = 4 * (slot - settings.cpu_workers) if self.kind == "cuda" else -1
-        pinned = self.kind == "cuda" and first >= 0 and len(cores) >= first + 4
-        self._judge_cpus = tuple(cores[first : first + 2]) if pinned else ()
-        self._candidate_cpus = tuple(cores[first + 2 : first + 4]) if pinned else ()
+        self._cores = (
+            plan_cores(os.sched_getaffinity(0), slot - settings.cpu_workers, gpu_count)
+            if self.kind == "cuda" else CorePlan((), (), ())
+        )
         uid_base = settings.isolation.uid_base
         self._candidate_uid = uid_base + 2 * slot
         self._judge_uid = uid_base + 2 * slot + 1
@@ -180,7 +201,7 @@ class Worker:
         device = "cuda" if self.device != "cpu" else "cpu"
         judge = await self._spawn(
             "services.sandbox.judge", ("--settings", "settings.json", "--device", device), scratch,
-            self._judge_uid, memory_bytes=self._memory_bytes(self.settings.isolation.judge_memory_bytes), cpus=self._judge_cpus,
+            self._judge_uid, memory_bytes=self._memory_bytes(self.settings.isolation.judge_memory_bytes), cpus=self._cores.judge,
         )
         try:
             ready, _ = await asyncio.wait_for(asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, 0), _START_TIMEOUT_SECONDS)
@@ -201,11 +222,15 @@ class Worker:
         args = ("--device", "cuda" if self.device != "cpu" else "cpu", "--l2-flush-bytes", str(self.settings.timing.l2_flush_bytes))
         if self.launcher.seccomp:
             args += ("--seccomp",)
+        cpus = self._cores.candidate
         if self.device != "cpu" and self.settings.warm_cuda:
             args += ("--warm-cuda",)
+            if self._cores.warming != cpus:
+                args += ("--run-cpus", ",".join(map(str, cpus)))
+                cpus = self._cores.warming
         return await self._spawn(
             "services.sandbox.harness", args, scratch, self._candidate_uid,
-            memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes), cpus=self._candidate_cpus,
+            memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes), cpus=cpus,
         )
 
     def _prepare_spares(self) -> None:
@@ -305,6 +330,8 @@ class Worker:
             assert isinstance(message, JobDone)
             if message.bad_task:
                 raise InvalidArgument(message.bad_task)
+            if message.not_judged:
+                raise ResourceExhausted(message.not_judged, self.settings.retry_pushback_ms)
             response = pb.EvaluateResponse.FromString(bytes(payload))
             if message.candidate_lost and not timed_out:
                 await self._explain_death(candidate, response)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import concurrent.futures
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,17 +111,25 @@ def load(directory: Path) -> list[Candidate]:
 Outcome = pb.EvaluateResponse | grpc.RpcError
 
 
-def judge_all(address: str, requests: Iterable[pb.EvaluateRequest], timeout_seconds: float = 1200) -> dict[str, Outcome]:
+def judge_all(
+    address: str, requests: Iterable[pb.EvaluateRequest], timeout_seconds: float = 1200,
+    on_result: Callable[[str, Outcome], None] | None = None,
+) -> dict[str, Outcome]:
     """Judges requests concurrently (enough in flight to keep every worker busy) and returns
-    each response, or the RPC error it got, by request id. Unary calls rather than one
-    EvaluateStream: a request that fails with an RPC error ends a whole stream, and here one
-    finding must not hide the others."""
+    each response, or the RPC error it got, by request id; ``on_result`` sees each as it comes
+    (from a worker thread), so that a run cut short keeps what it finished. Unary calls rather
+    than one EvaluateStream: a request that fails with an RPC error ends a whole stream, and
+    here one finding must not hide the others."""
 
     def one(request: pb.EvaluateRequest) -> tuple[str, Outcome]:
+        outcome: Outcome
         try:
-            return request.request_id, stub.Evaluate(request, timeout=timeout_seconds)
+            outcome = stub.Evaluate(request, timeout=timeout_seconds)
         except grpc.RpcError as error:
-            return request.request_id, error
+            outcome = error
+        if on_result is not None:
+            on_result(request.request_id, outcome)
+        return request.request_id, outcome
 
     with grpc.insecure_channel(address) as channel:
         stub = sandbox_pb2_grpc.SandboxServiceStub(channel)

@@ -100,6 +100,24 @@ def test_task_whose_own_code_fails_is_invalid_argument(sandbox_stub):
     assert "the reference fails on its own inputs" in caught.value.details() and "no inputs today" in caught.value.details()
 
 
+def test_reference_out_of_device_memory_is_no_verdict_and_no_fault_of_the_request(sandbox_stub):
+    """A GPU whose memory other work has taken cannot be had here: the stand-in is a reference
+    that raises the error PyTorch raises then, at the task's own sizes only. That is neither a
+    broken task (INVALID_ARGUMENT) nor the candidate's failure: RESOURCE_EXHAUSTED, retryable,
+    once the judge has freed its own memory and tried again."""
+    starved = TASK.replace(
+        "return torch.relu(x)",
+        "if x.numel() >= batch_size * dim:\n"
+        "            raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 6.00 GiB')\n"
+        "        return torch.relu(x)",
+    )
+    with pytest.raises(grpc.RpcError) as caught:
+        sandbox_stub.Evaluate(_request(reference_source=starved), timeout=300)
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "the reference ran out of device memory on the task's inputs" in caught.value.details()
+    assert evaluate(sandbox_stub, "relu_task.py", "relu_triton.py").verdict == pb.VERDICT_CORRECT
+
+
 @pytest.mark.parametrize("kind", ["oversized", "directory"])
 def test_cli_refuses_bad_candidate_files_with_one_line(sandbox, tmp_path: Path, kind):
     candidate = tmp_path / "candidate.py"
