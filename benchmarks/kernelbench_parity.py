@@ -518,15 +518,18 @@ def git_commit(directory: Path) -> str:
 
 
 def merge(rows: dict[str, Row], report: dict[str, Any]) -> None:
-    """Fills in each row's results from an earlier report's row of the same candidate."""
+    """Fills in each row's results from an earlier report's row of the same candidate (the
+    first report to have one wins). A KernelBench run that ran out of device memory (runs
+    sharing the GPU) says nothing about the kernel and is left out."""
     for earlier in report["rows"]:
         row = rows.get(earlier["candidate"])
         if row is None:
             continue
         for profile, result in earlier["drkernel"].items():
             row.drkernel.setdefault(profile, DrkernelResult(**result))
-        if row.kernelbench is None and earlier["kernelbench"] is not None:
-            row.kernelbench = KernelBenchResult(**earlier["kernelbench"])
+        kernelbench = earlier["kernelbench"]
+        if row.kernelbench is None and kernelbench is not None and "out of memory" not in json.dumps(kernelbench).lower():
+            row.kernelbench = KernelBenchResult(**kernelbench)
 
 
 def save(path: Path, args: argparse.Namespace, rows: list[Row], stubs: list[str]) -> None:

@@ -197,6 +197,12 @@ class Evaluation:
                 except CandidateLost as lost:
                     self.candidate_lost = True
                     raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"the candidate's process ended unexpectedly ({lost})") from lost
+                except (TaskFailed, torch.OutOfMemoryError) as error:
+                    if not _is_out_of_memory(error):
+                        raise BadTask(f"the reference fails: {error}") from error
+                    self.reference.release_graph()
+                    self.reference.drop_cache()
+                    raise NotJudged(f"the judge ran out of device memory in stage {pb.Stage.Name(stage)}: {error}") from error
             except _Stop as stop:
                 record.status = pb.STAGE_STATUS_FAILED
                 record.detail = stop.error.splitlines()[0][:300] if stop.error else ""
@@ -310,15 +316,22 @@ class Evaluation:
         if message is not None:
             raise _Stop(pb.VERDICT_INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
         self._check_launches(self._first_run.result.launches, where)
+        self._first_run = None  # at the task's own sizes (profiles that never shrink) its copies are large
+        need = self._footprint(self.tiny_spec)
         for mode, (train, grad) in enumerate(_MODES[1:], start=1):
             # fresh inputs for every mode: a cache kept in the model finds nothing to reuse
             spec = self._spec(constants, inputs=1 + 100 * mode, train=train, grad=grad)
+            if not fits(need, self._free_bytes()):
+                self.reference.drop_cache()
             try:
-                run = self._candidate_run(spec, self._reference(spec))
+                run = self._retried_run(spec, spec)
+            except JudgeOutOfMemory as error:
+                raise NotJudged(f"the judge's copies for {_mode_name(train, grad)} did not fit in device memory: {error}") from error
             except CandidateFailed as failure:
                 raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"in {_mode_name(train, grad)}: {failure}") from failure
             self._check_run(run, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
             self._check_launches(run.result.launches, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
+            del run  # before the next mode's copies
         self._stop_if_hacked()
         knocked_out = self._check_kernels_matter()
         self._stop_if_hacked()
@@ -585,6 +598,14 @@ class Evaluation:
     # Judged calls ---------------------------------------------------------------------------
 
     def _reference(self, spec: RunSpec) -> ReferenceRun:
+        """The reference's run; one that runs out of device memory is run again once the
+        judge's cached results are freed."""
+        try:
+            return self.reference.run(spec)
+        except TaskFailed as error:
+            if not _is_out_of_memory(error):
+                raise
+        self.reference.drop_cache()
         return self.reference.run(spec)
 
     def _candidate_run(
@@ -793,8 +814,9 @@ class Evaluation:
     def _fitted(self, variant: _Variant) -> _Variant:
         """The variant as it fits in device memory next to the judge's copies: the judge's
         caches are dropped first; then sizes are halved (said in the description) until the
-        call fits; a variant with no sizes to shrink is skipped with the reason."""
-        need = self._footprint(variant)
+        call fits; a variant with no sizes to shrink, or under a profile that never shrinks
+        the task's sizes (its first run checked them already), is skipped with the reason."""
+        need = self._footprint(variant.reference)
         free = self._free_bytes()
         if fits(need, free):
             return variant
@@ -802,6 +824,11 @@ class Evaluation:
         free = self._free_bytes()
         if fits(need, free):
             return variant
+        if not self.plan.shrink:
+            return dataclasses.replace(
+                variant, not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} "
+                f"needed, {gib(free or 0)} free), and profile {self.plan.name} never shrinks the task's sizes",
+            )
         sizes = self.task.sizes(self.settings.correctness.size_constant_min)
         current = dict(variant.candidate.constants) or dict(sizes)
         for _ in range(_SHRINK_STEPS):
@@ -816,14 +843,14 @@ class Evaluation:
                 dataclasses.replace(variant.reference, constants=tuple(sorted(current.items()))),
                 variant.expected_dtypes,
             )
-            if fits(self._footprint(shrunk), self._free_bytes()):
+            if fits(self._footprint(shrunk.reference), self._free_bytes()):
                 return shrunk
         return dataclasses.replace(
             variant, not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} needed, {gib(free or 0)} free)"
         )
 
-    def _footprint(self, variant: _Variant) -> Footprint:
-        run = self._reference(variant.reference)
+    def _footprint(self, spec: RunSpec) -> Footprint:
+        run = self._reference(spec)
         output_bytes = sum(t.numel() * t.element_size() for t in run.outputs)
         return Footprint(run.weight_bytes, run.input_bytes, output_bytes)
 

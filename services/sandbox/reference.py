@@ -102,9 +102,9 @@ class Reference:
             inputs = self.runner.inputs(spec)
             before = {i: Snapshot(x) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)}
             outputs = [t.detach() for t in flatten_outputs(self.runner.forward(model, inputs, spec))]
-        except Exception as error:  # noqa: BLE001 - the task's code failed
+            modified = {i: inputs[i].detach() for i, snapshot in before.items() if not snapshot.unchanged(inputs[i])}
+        except Exception as error:  # noqa: BLE001 - the task's code failed, or device memory ran out
             raise TaskFailed(f"{type(error).__name__}: {error}") from error
-        modified = {i: inputs[i].detach() for i, snapshot in before.items() if not snapshot.unchanged(inputs[i])}
         result = ReferenceRun(
             outputs, modified,
             input_bytes=sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor)),

@@ -110,3 +110,16 @@ def test_variants_that_do_not_fit_in_device_memory_are_shrunk_and_say_so(small_d
     shrunk = [c for c in response.checks if "shrunk to fit device memory" in c.description]
     assert shrunk, [c.description for c in response.checks]
     assert all(c.passed for c in shrunk)
+
+
+def test_a_profile_that_never_shrinks_skips_what_does_not_fit_instead(small_device_stub):
+    # KernelBench's profile checks the task's own sizes only: a further seed that does not fit
+    # is skipped with the reason (the first run checked those sizes), never run smaller.
+    response = evaluate(
+        small_device_stub, _BIG_RELU_TASK, "relu_triton.py", skip_profile=True,
+        correctness_profile=pb.CORRECTNESS_PROFILE_KERNELBENCH,
+    )
+    assert response.verdict == pb.VERDICT_CORRECT, response.error
+    assert not [c for c in response.checks if "shrunk" in c.description]
+    skipped = [c for c in response.checks if c.skipped]
+    assert skipped and all("never shrinks the task's sizes" in c.message for c in skipped), list(response.checks)
