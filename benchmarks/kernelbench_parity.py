@@ -1,9 +1,16 @@
 """KernelBench parity: drkernel's verdicts against KernelBench's own harness on the same kernels.
 
-GPU run (one GPU; drkernel first, then KernelBench, so that neither times the other's load):
+GPU run (one GPU; drkernel first, then KernelBench, never both at once: they would share the
+GPU's memory and time):
 
     python benchmarks/kernelbench_parity.py --kernelbench .kb --out OUT --device cuda \
         [--problems level1/19_ReLU,level2/12_Gemm_Multiply_LeakyReLU] [--timeout 900]
+
+KernelBench's harness takes 90-130 s per candidate on the large level-1 problems (it draws
+every input on the host), so a whole run outlasts a short GPU lease: split it with
+``--judges drkernel|kernelbench`` and ``--problems`` over several runs, then combine their
+reports (each candidate's first result wins) with ``--merge A.json B.json ...``; a run with
+``--judges kernelbench --device cpu`` judges nothing and only prints the merged table.
 
 CPU check of the corpus (drkernel only, every task shrunk to interpreter-friendly sizes with
 ``services.sandbox.task_source.with_constants``; KernelBench's harness needs CUDA and is not run):

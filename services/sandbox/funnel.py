@@ -61,10 +61,11 @@ class BadTask(Exception):
 
 
 class NotJudged(Exception):
-    """Device memory ran out where nothing can be skipped (the reference's first run, the
-    candidate's first call, timing) even after the judge freed its own: the GPU's memory is
-    taken by other work. No verdict, since an honest kernel must never pay for it; the
-    server answers RESOURCE_EXHAUSTED and the caller may retry."""
+    """Device memory ran out where nothing can be skipped (the reference on the task's inputs,
+    the candidate's first call and four modes, timing, the judge's own work in any stage) even
+    after the judge freed its own: the GPU's memory is taken by other work. No verdict, since
+    an honest kernel must never pay for it; the server answers RESOURCE_EXHAUSTED and the
+    caller may retry."""
 
 
 class _Stop(Exception):
@@ -266,16 +267,10 @@ class Evaluation:
 
     def _refuse_task(self, failure: TaskFailed) -> None:
         """The reference failed on its own inputs: a broken task (BadTask), unless it ran out
-        of device memory and does so again once the judge has freed its own."""
-        if not _is_out_of_memory(failure):
-            raise BadTask(f"the reference fails on its own inputs: {failure}") from failure
-        self.reference.drop_cache()
-        try:
-            self._reference(self._spec())
-        except TaskFailed as again:
-            if _is_out_of_memory(again):
-                raise NotJudged(f"the reference ran out of device memory on the task's inputs: {again}") from again
-            raise BadTask(f"the reference fails on its own inputs: {again}") from again
+        of device memory (again after the judge freed its own: see _reference)."""
+        if _is_out_of_memory(failure):
+            raise NotJudged(f"the reference ran out of device memory on the task's inputs: {failure}") from failure
+        raise BadTask(f"the reference fails on its own inputs: {failure}") from failure
 
     def _compile(self) -> str:
         self.tiny_spec = self._choose_tiny_spec()
