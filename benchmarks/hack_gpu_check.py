@@ -47,7 +47,8 @@ def row(corpus_name: str, candidate: corpus.Candidate, response: corpus.Outcome)
         record.update(
             verdict=pb.Verdict.Name(response.verdict), speedup=response.speedup, timing_valid=response.timing.valid,
             candidate_median_us=response.timing.candidate.median_us, reference_median_us=response.timing.reference.median_us,
-            calls_per_trial=response.timing.calls_per_trial, coverage=response.coverage, reward=response.reward,
+            calls_per_trial=response.timing.calls_per_trial, cuda_graph=response.timing.cuda_graph,
+            timing_method=response.timing.method, coverage=response.coverage, reward=response.reward,
             hack_reasons=list(response.hack_reasons), error=response.error[:600],
             evaluation_seconds=response.evaluation_seconds, device=response.device_name,
         )

@@ -11,6 +11,8 @@ every input on the host), so a whole run outlasts a short GPU lease: split it wi
 ``--judges drkernel|kernelbench`` and ``--problems`` over several runs, then combine their
 reports (each candidate's first result wins) with ``--merge A.json B.json ...``; a run with
 ``--judges kernelbench --device cpu`` judges nothing and only prints the merged table.
+``--candidates NAME[#PROFILE],...`` judges single candidates (in the order given, so that slow
+ones can go last), under one drkernel profile where ``#strict`` or ``#kernelbench`` is named.
 
 CPU check of the corpus (drkernel only, every task shrunk to interpreter-friendly sizes with
 ``services.sandbox.task_source.with_constants``; KernelBench's harness needs CUDA and is not run):
@@ -313,16 +315,18 @@ def judge_drkernel(
 
 def run_drkernel(
     cands: list[Candidate], tasks: dict[str, str], device: str, timeout: float,
-    on_result: Callable[[str, DrkernelResult], None],
+    on_result: Callable[[str, DrkernelResult], None], profiles: dict[str, tuple[str, ...]] | None = None,
 ) -> None:
-    """Both profiles for every candidate, through a sandbox server on loopback: sequentially on
-    a GPU (so that each latency is one evaluation's), two at a time on the CPU's two workers."""
+    """Both profiles (or those ``profiles`` names for a candidate) for every candidate, in order,
+    through a sandbox server on loopback: sequentially on a GPU (so that each latency is one
+    evaluation's), two at a time on the CPU's two workers."""
     from benchmarks.local_sandbox import LocalSandbox  # starts nothing on import, but slow to import
 
     workers = 2 if device == "cpu" else 1
     device_enum = common_pb2.DEVICE_CPU if device == "cpu" else common_pb2.DEVICE_CUDA
     requests = [
-        request(c, tasks[c.problem.key], profile, device_enum, timeout) for c in cands for profile in PROFILES
+        request(c, tasks[c.problem.key], profile, device_enum, timeout)
+        for c in cands for profile in (profiles or {}).get(c.name, tuple(PROFILES))
     ]
     # A work directory of its own: no compiled-kernel cache entries from other runs or versions.
     with tempfile.TemporaryDirectory(prefix="kernelbench-parity-") as work_dir:
@@ -553,6 +557,38 @@ def save(path: Path, args: argparse.Namespace, rows: list[Row], stubs: list[str]
     os.replace(handle.name, path)
 
 
+def select(problems: str, named: str) -> tuple[list[Candidate], dict[str, tuple[str, ...]]]:
+    """The candidates to judge, in order, and the drkernel profiles for each: every candidate of
+    each problem in ``problems`` (comma-separated keys), then each of ``named`` (comma-separated
+    candidate names, each optionally ending in ``#strict`` or ``#kernelbench`` for that profile
+    alone; a name given twice with different profiles gets both). Neither given: every problem."""
+    by_key = {p.key: p for p in PROBLEMS}
+    keys = [k for k in problems.split(",") if k]
+    entries = [n for n in named.split(",") if n]
+    if not keys and not entries:
+        keys = list(by_key)
+    unknown = [k for k in keys if k not in by_key]
+    if unknown:
+        raise SystemExit(f"not in PROBLEMS: {', '.join(unknown)}")
+    chosen: dict[str, Candidate] = {}
+    profiles: dict[str, tuple[str, ...]] = {}
+    for key in keys:
+        for candidate in candidates(by_key[key]):
+            chosen.setdefault(candidate.name, candidate)
+            profiles[candidate.name] = tuple(PROFILES)
+    known = {c.name: c for p in PROBLEMS for c in candidates(p)}
+    for entry in entries:
+        name, _, profile = entry.partition("#")
+        if name not in known:
+            raise SystemExit(f"no such candidate: {name} (names are <level>/<file stem>, e.g. level1/19_ReLU__hack)")
+        if profile and profile not in PROFILES:
+            raise SystemExit(f"unknown profile {profile!r} in {entry} (one of {', '.join(PROFILES)})")
+        chosen.setdefault(name, known[name])
+        wanted = (profile,) if profile else tuple(PROFILES)
+        profiles[name] = tuple(p for p in PROFILES if p in profiles.get(name, ()) or p in wanted)
+    return list(chosen.values()), profiles
+
+
 def parse_args() -> argparse.Namespace:
     """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -564,6 +600,10 @@ def parse_args() -> argparse.Namespace:
                         help="Shrink every task's size constants (for the CPU interpreter).")
     parser.add_argument("--problems", default="",
                         help="Comma-separated keys (level1/19_ReLU,...); default: all.")
+    parser.add_argument("--candidates", default="",
+                        help="Comma-separated candidates (level2/59_Matmul_Swish_Scaling__nomask,...), judged in this "
+                             "order after those of --problems; NAME#strict or NAME#kernelbench: that drkernel "
+                             "profile only. Only the candidates chosen get rows in the report.")
     parser.add_argument("--timeout", type=float, default=900.0, help="Seconds per evaluation, for each harness.")
     parser.add_argument("--kb-perf-trials", type=int, default=KB_PERF_TRIALS,
                         help="KernelBench's timed trials per evaluation (its run_and_check.py uses 100).")
@@ -587,13 +627,8 @@ def main() -> int:
     from drkernel.logs import configure_logging
 
     configure_logging(LogSettings(level="warning", format="console"))
-    by_key = {p.key: p for p in PROBLEMS}
-    keys = [k for k in args.problems.split(",") if k] or list(by_key)
-    unknown = [k for k in keys if k not in by_key]
-    if unknown:
-        raise SystemExit(f"not in PROBLEMS: {', '.join(unknown)}")
-    problems = [by_key[k] for k in keys]
-    cands = [c for p in problems for c in candidates(p)]
+    cands, profiles = select(args.problems, args.candidates)
+    problems = list({c.problem.key: c.problem for c in cands}.values())
     tasks = task_sources(problems, args.kernelbench, args.shrink)
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / "kernelbench_parity.json"
@@ -603,6 +638,9 @@ def main() -> int:
         for c in cands
     }
     print(f"{len(problems)} problems, {len(cands)} candidates, device {args.device}", file=sys.stderr)
+    if args.judges != "kernelbench":
+        for c in cands:
+            print(f"  {c.name}: {', '.join(profiles[c.name])}", file=sys.stderr)
     stubs: set[str] = set()
     lock = threading.Lock()
 
@@ -626,7 +664,7 @@ def main() -> int:
     # One harness after the other, never both at once: they would share the GPU's memory
     # (KernelBench's harness alone holds up to 43 GiB on the largest level-1 problems).
     if args.judges in ("both", "drkernel"):
-        run_drkernel(cands, tasks, args.device, args.timeout, drkernel_done)
+        run_drkernel(cands, tasks, args.device, args.timeout, drkernel_done, profiles)
     if args.device == "cuda" and args.judges in ("both", "kernelbench"):
         run_kernelbench(cands, tasks, args.kernelbench, args.timeout, args.kb_perf_trials, args.kb_workers,
                         kernelbench_done)

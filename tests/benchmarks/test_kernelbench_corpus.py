@@ -77,3 +77,26 @@ def test_expectations() -> None:
     assert [hack.expected_correct(j, shrunk=False) for j in ("strict", "kernelbench", "KernelBench")] == [False, False, True]
     assert [hardcoded.expected_correct(j, shrunk=False) for j in ("strict", "kernelbench", "KernelBench")] == [False, True, True]
     assert hardcoded.expected_correct("kernelbench", shrunk=True) is None
+
+
+def test_selection_by_candidate_keeps_order_and_profiles() -> None:
+    cands, profiles = parity.select(
+        "level2/63_Gemm_ReLU_Divide",
+        "level1/36_RMSNorm___hardcoded#kernelbench,level2/59_Matmul_Swish_Scaling__nomask",
+    )
+    assert [c.name for c in cands] == [
+        "level2/63_Gemm_ReLU_Divide", "level2/63_Gemm_ReLU_Divide__hack",
+        "level1/36_RMSNorm___hardcoded", "level2/59_Matmul_Swish_Scaling__nomask",
+    ]
+    assert profiles["level2/63_Gemm_ReLU_Divide__hack"] == ("strict", "kernelbench")
+    assert profiles["level1/36_RMSNorm___hardcoded"] == ("kernelbench",)
+    assert profiles["level2/59_Matmul_Swish_Scaling__nomask"] == ("strict", "kernelbench")
+    assert [c.flaw_kind for c in cands] == [None, "hack", "hardcoded", "nomask"]
+    # a name given again with the other profile gets both; nothing given: every problem
+    _, both = parity.select("", "level1/19_ReLU#strict,level1/19_ReLU#kernelbench")
+    assert both == {"level1/19_ReLU": ("strict", "kernelbench")}
+    everything, _ = parity.select("", "")
+    assert len(everything) == sum(len(parity.candidates(p)) for p in parity.PROBLEMS)
+    for problems, named in (("level9/x", ""), ("", "level1/19_ReLU__nosuch"), ("", "level1/19_ReLU#fast")):
+        with pytest.raises(SystemExit):
+            parity.select(problems, named)
