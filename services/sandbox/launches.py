@@ -7,6 +7,11 @@ interpreter (CPU) runs each launch through ``GridExecutor``, which announces the
 ``interpreter_builder.set_grid_dim``. A kernel is the candidate's own when its Python function
 was defined in the candidate's file; a launch of zero programs runs nothing and is kept with
 ``programs=0`` so that it never counts as work.
+
+A CUDA graph replay runs its captured kernels without passing through Triton. The launches
+made while a ``torch.cuda.CUDAGraph`` was capturing are kept with that graph, and every
+replay of it records them again (on the stream it replays on): an honest candidate that
+captures its own kernels once and replays them is seen doing its work on every call.
 """
 
 from __future__ import annotations
@@ -129,6 +134,7 @@ class LaunchRecorder:
         self._launches: list[tuple[str, bool, int, int | None, int | None]] = []
         self._compile_requests: dict[tuple[Any, ...], CompileRequest] = {}
         self._current = threading.local()
+        self._capturing = threading.local()  # the graph being captured on this thread, if any
         self.patched: dict[str, Callable[..., Any]] = {}
 
     def _record(
@@ -136,8 +142,18 @@ class LaunchRecorder:
     ) -> None:
         # On the timed path: keep it to a tuple append.
         programs = math.prod(grid) if grid else 0
+        launch = (name, filename == self.own_file, programs, stored, stream)
+        graph = getattr(self._capturing, "graph", None)
         with self._lock:
-            self._launches.append((name, filename == self.own_file, programs, stored, stream))
+            self._launches.append(launch)
+            if graph is not None:
+                graph.drkernel_captured_launches.append(launch)
+
+    def _record_replay(self, graph: Any, stream: int) -> None:
+        """A replay ran the graph's captured launches again, on ``stream``."""
+        captured = getattr(graph, "drkernel_captured_launches", ())
+        with self._lock:
+            self._launches.extend((name, own, programs, stored, stream) for name, own, programs, stored, _ in captured)
 
     def streams(self) -> set[int]:
         """The CUDA streams the candidate's own kernels were launched on since the last take()."""
@@ -208,6 +224,37 @@ class LaunchRecorder:
             "CompiledKernel.launch_metadata": launch_metadata,
             "GridExecutor.__call__": grid_call,
             "interpreter_builder.set_grid_dim": set_grid_dim,
+            **self.install_graph_hooks(torch.cuda.CUDAGraph),
+        }
+
+    def install_graph_hooks(self, graph_class: type) -> dict[str, Callable[..., Any]]:
+        """Wraps CUDAGraph capture and replay (torch.cuda.graph and make_graphed_callables
+        use them too) so that replays count the launches their capture recorded."""
+        begin, end, replay = graph_class.capture_begin, graph_class.capture_end, graph_class.replay
+        recorder = self
+
+        def capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
+            graph.drkernel_captured_launches = []
+            result = begin(graph, *args, **kwargs)
+            recorder._capturing.graph = graph
+            return result
+
+        def capture_end(graph: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder._capturing.graph = None
+            return end(graph, *args, **kwargs)
+
+        def replay_graph(graph: Any, *args: Any, **kwargs: Any) -> Any:
+            result = replay(graph, *args, **kwargs)
+            recorder._record_replay(graph, torch.cuda.current_stream().cuda_stream)
+            return result
+
+        graph_class.capture_begin = capture_begin  # type: ignore[method-assign]
+        graph_class.capture_end = capture_end  # type: ignore[method-assign]
+        graph_class.replay = replay_graph  # type: ignore[method-assign]
+        return {
+            "CUDAGraph.capture_begin": capture_begin,
+            "CUDAGraph.capture_end": capture_end,
+            "CUDAGraph.replay": replay_graph,
         }
 
     def current_patches(self) -> dict[str, Any]:
@@ -215,8 +262,12 @@ class LaunchRecorder:
         from triton.compiler.compiler import CompiledKernel
         from triton.runtime import interpreter
 
+        graph_class = torch.cuda.CUDAGraph
         return {
             "CompiledKernel.launch_metadata": CompiledKernel.launch_metadata,
             "GridExecutor.__call__": interpreter.GridExecutor.__call__,
             "interpreter_builder.set_grid_dim": interpreter.interpreter_builder.set_grid_dim,
+            "CUDAGraph.capture_begin": graph_class.capture_begin,
+            "CUDAGraph.capture_end": graph_class.capture_end,
+            "CUDAGraph.replay": graph_class.replay,
         }

@@ -3,9 +3,9 @@ static input and a static output buffer; every call copies its fresh input into 
 input, replays the graph and returns a copy of the static output, so every result is computed
 from the call's own input. On the CPU, where CUDA graphs do not exist, it launches the kernel
 directly. Checks that the judge's own CUDA-graph capture of launch-bound calls (timing) and its
-per-call checks leave an honest candidate that uses CUDA graphs inside forward correct. On the
-H100 (2026-11-24, docs/BENCHMARKS.md) the judge still calls it HACKED, wrongly: a replay launches
-no kernel through Triton, so the launch check after its second call sees none of its own.
+per-call checks leave an honest candidate that uses CUDA graphs inside forward correct. A replay
+launches no kernel through Triton: the launch recorder counts the launches of each graph's
+capture again at every replay (CORRECT on the H100, call H in docs/BENCHMARKS.md; HACKED before).
 
 source: PyTorch CUDA graphs documentation (whole-network capture with static buffers); common practice for launch-bound models
 task: l1_relu
