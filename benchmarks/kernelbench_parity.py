@@ -320,7 +320,7 @@ def run_drkernel(
     """Both profiles (or those ``profiles`` names for a candidate) for every candidate, in order,
     through a sandbox server on loopback: sequentially on a GPU (so that each latency is one
     evaluation's), two at a time on the CPU's two workers."""
-    from benchmarks.local_sandbox import LocalSandbox  # starts nothing on import, but slow to import
+    from services.sandbox.client import LocalSandbox  # starts nothing on import, but slow to import
 
     workers = 2 if device == "cpu" else 1
     device_enum = common_pb2.DEVICE_CPU if device == "cpu" else common_pb2.DEVICE_CUDA

@@ -30,7 +30,7 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.local_sandbox import LocalSandbox  # noqa: E402
+from services.sandbox.client import LocalSandbox  # noqa: E402
 from drkernel.channels import insecure_channel  # noqa: E402
 from drkernel.config import LogSettings  # noqa: E402
 from drkernel.logs import configure_logging  # noqa: E402

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "services.sandbox.cli",
     "services.profiler.cli",
     "services.policy.cli",
+    "services.trainer.cli",
 )
 
 

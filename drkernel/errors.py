@@ -30,3 +30,7 @@ class Unavailable(DrKernelError):
 
 class FailedPrecondition(DrKernelError):
     """The request is valid but the server cannot serve it in its state (FAILED_PRECONDITION)."""
+
+
+class NotFound(DrKernelError):
+    """The request names something the server does not have, such as an unknown run (NOT_FOUND)."""

@@ -27,6 +27,7 @@ from drkernel.errors import (
     DrKernelError,
     FailedPrecondition,
     InvalidArgument,
+    NotFound,
     ResourceExhausted,
     Unavailable,
 )
@@ -49,6 +50,7 @@ _STATUS_FOR: dict[type[DrKernelError], grpc.StatusCode] = {
     ResourceExhausted: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Unavailable: grpc.StatusCode.UNAVAILABLE,
     FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
+    NotFound: grpc.StatusCode.NOT_FOUND,
 }
 
 RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"

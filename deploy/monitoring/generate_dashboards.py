@@ -285,10 +285,82 @@ def policy() -> dash.Dashboard:
     return rpc_panels(board, "policy")
 
 
+def trainer() -> dash.Dashboard:
+    board = base_dashboard(
+        "drkernel-trainer", "drkernel / Training",
+        "Training runs, from each step's metrics: reward, correctness and reward hacking, mismatch (MRS) and "
+        "profiling-based (PRS) rejection, log-prob mismatch, and where each step's time goes.", "trainer",
+    ).with_variable(
+        dash.QueryVariable("run")
+        .label("Run")
+        .datasource(DATASOURCE)
+        .query('label_values(drkernel_trainer_step{job="drkernel", namespace=~"$namespace"}, run)')
+        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .sort(VariableSort.ALPHABETICAL_ASC)
+        .multi(True)
+        .include_all(True)
+        .all_value(".*")
+    )
+    sel = selector("trainer")
+    runs = sel.replace("}", ', run=~"$run"}')
+
+    def per_run(title: str, description: str, unit: str, metric: str, *, width: int = 8) -> timeseries.Panel:
+        return graph(title, description, unit, [query(f"max by (run) ({metric}{runs})", "{{run}}")], width=width)
+
+    def finished(state: str) -> prometheus.Dataquery:
+        matchers = sel.replace("}", f', state="{state}"}}')
+        return query(f"sum(increase(drkernel_trainer_runs_finished_total{matchers}[24h])) or vector(0)", state)
+
+    board = (
+        board.with_row(dash.Row("Runs"))
+        .with_panel(number("Active runs", "Runs pending or running now.", "none",
+                           query(f"sum(drkernel_trainer_active_runs{sel})", "active")))
+        .with_panel(number("Started (24 h)", "Run processes started in the last 24 hours, resumes included.", "none",
+                           query(f"sum(increase(drkernel_trainer_runs_started_total{sel}[24h])) or vector(0)", "started")))
+        .with_panel(number("Succeeded (24 h)", "Runs that did every step asked for, in the last 24 hours.", "none",
+                           finished("succeeded")))
+        .with_panel(number("Failed (24 h)", "Runs that failed in the last 24 hours; GetRun says why.", "none",
+                           finished("failed")))
+        .with_panel(per_run("Step", "Last finished step of each run.", "none", "drkernel_trainer_step", width=12))
+        .with_panel(per_run("Weights version", "Weights version each run last pushed to the policy.", "none",
+                            "drkernel_trainer_weights_version", width=12))
+        .with_row(dash.Row("Reward"))
+        .with_panel(per_run("Mean reward", "Mean reward over the turns of each run's last step.", "none",
+                            "drkernel_trainer_reward_mean"))
+        .with_panel(per_run("Correct", "Share of the last step's turns whose kernel was judged correct.", "percentunit",
+                            "drkernel_trainer_correct_rate"))
+        .with_panel(per_run("Hacked", "Share of the last step's turns judged to hack the reward.", "percentunit",
+                            "drkernel_trainer_hacked_rate"))
+        .with_row(dash.Row("Rejection sampling"))
+        .with_panel(per_run("MRS rejected", "Share of trajectories dropped because learner and sampler log-probs "
+                            "disagreed (mismatch rejection sampling).", "percentunit", "drkernel_trainer_mrs_rejected_rate"))
+        .with_panel(per_run("PRS rejected", "Share rejected by profiling-based rejection sampling (correct kernels "
+                            "owning little of the device time).", "percentunit", "drkernel_trainer_prs_rejected_rate"))
+        .with_panel(per_run("Vetoed", "Share vetoed by a token whose learner/sampler probability ratio is below the "
+                            "veto threshold.", "percentunit", "drkernel_trainer_veto_rate"))
+        .with_panel(per_run("Log-prob mismatch", "How far the learner's log-probs are from the sampler's (0: identical); "
+                            "growth means the two engines drift apart.", "none", "drkernel_trainer_logprob_mismatch",
+                            width=24))
+        .with_row(dash.Row("Step time"))
+        .with_panel(graph(
+            "Step time by phase",
+            "Seconds the last step spent per phase. Generating and evaluating are summed over turns that overlap, "
+            "so the stack can exceed the step's wall-clock time; pick one run.",
+            "s",
+            [query(f"max by (run, phase) (drkernel_trainer_phase_seconds{runs})", "{{run}} {{phase}}")],
+            stacked=True,
+        ))
+        .with_panel(per_run("Step wall-clock time", "Seconds from the start to the end of each run's last step.", "s",
+                            "drkernel_trainer_step_seconds", width=12))
+    )
+    return rpc_panels(board, "trainer")
+
+
 DASHBOARDS: dict[str, Callable[[], dash.Dashboard]] = {
     "drkernel-overview.json": overview,
     "drkernel-sandbox.json": sandbox,
     "drkernel-policy.json": policy,
+    "drkernel-trainer.json": trainer,
 }
 
 

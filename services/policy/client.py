@@ -1,13 +1,21 @@
-"""Client-side helpers for callers of PolicyService (the trainer): the UpdateWeights message
-stream for tensors held in memory."""
+"""The one way callers reach a policy server (the trainer, best-of-N sampling): a retrying
+channel with a bound on requests in flight, and the UpdateWeights message stream for tensors
+held in memory."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import asyncio
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
 import torch
 
+from drkernel.channels import insecure_aio_channel
 from drkernel.v1 import policy_pb2 as pb
+from drkernel.v1 import policy_pb2_grpc
+from services.policy.types import ChatMessage
+
+SERVICE = pb.DESCRIPTOR.services_by_name["PolicyService"].full_name
 
 _DTYPES = {
     torch.float32: pb.TENSOR_DTYPE_FLOAT32,
@@ -47,3 +55,42 @@ def tensor_update_requests(
                     tensor_index=index, offset_bytes=offset, data=data[offset : offset + chunk_bytes]
                 )
             )
+
+
+class PolicyClient:
+    """Async calls to one PolicyService, at most ``concurrency`` generations at a time."""
+
+    def __init__(self, address: str, concurrency: int = 8, timeout_seconds: float = 3600.0) -> None:
+        self.address = address
+        self._channel = insecure_aio_channel(address, SERVICE)
+        self._stub = policy_pb2_grpc.PolicyServiceStub(self._channel)
+        self._slots = asyncio.Semaphore(concurrency)
+        self._timeout = timeout_seconds
+
+    async def generate(
+        self, messages: Sequence[ChatMessage], sampling: pb.SamplingParams, request_id: str = ""
+    ) -> pb.GenerateResponse:
+        """Samples ``sampling.n`` completions of a conversation rendered by the server."""
+        chat = pb.Chat(messages=[pb.ChatMessage(role=m.role, content=m.content) for m in messages])
+        request = pb.GenerateRequest(request_id=request_id, prompt=pb.Prompt(chat=chat), sampling=sampling)
+        async with self._slots:
+            return await self._stub.Generate(request, timeout=self._timeout)
+
+    async def update_from_directory(self, directory: Path, weights_version: int) -> pb.UpdateWeightsResponse:
+        """Points the server at safetensors on a path it can read (a shared volume)."""
+        header = pb.WeightsHeader(weights_version=weights_version, checkpoint_dir=str(directory))
+        return await self._stub.UpdateWeights(iter([pb.UpdateWeightsRequest(header=header)]), timeout=self._timeout)
+
+    async def update_from_tensors(
+        self, tensors: Mapping[str, torch.Tensor], weights_version: int
+    ) -> pb.UpdateWeightsResponse:
+        """Streams the tensors themselves (no shared volume needed)."""
+        return await self._stub.UpdateWeights(
+            tensor_update_requests(tensors, weights_version), timeout=self._timeout
+        )
+
+    async def model_info(self) -> pb.GetModelInfoResponse:
+        return await self._stub.GetModelInfo(pb.GetModelInfoRequest(), timeout=60)
+
+    async def close(self) -> None:
+        await self._channel.close()

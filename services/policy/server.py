@@ -2,19 +2,53 @@
 
 from __future__ import annotations
 
-from drkernel.config import Settings
-from drkernel.serving import ServiceBinding, serve_until_signalled
+from dataclasses import dataclass
+
+from drkernel.config import PolicySettings, Settings
+from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server
 from drkernel.v1 import policy_pb2_grpc
-from services.policy.engine import open_engine
+from services.policy.engine import PolicyEngine, open_engine
 from services.policy.servicer import SERVICE_NAME, PolicyServicer
+
+
+def binding(engine: PolicyEngine, settings: PolicySettings) -> ServiceBinding:
+    servicer = PolicyServicer(engine, settings.max_update_bytes)
+    return ServiceBinding(
+        SERVICE_NAME,
+        lambda server: policy_pb2_grpc.add_PolicyServiceServicer_to_server(servicer, server),
+    )
+
+
+@dataclass
+class RunningPolicy:
+    """A started policy server and its engine (for the trainer's embedded default and tests)."""
+
+    server: RunningServer
+    engine: PolicyEngine
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.server.port}"
+
+    async def stop(self) -> None:
+        await self.server.stop()
+        await self.engine.close()
+
+
+async def start_policy(settings: PolicySettings) -> RunningPolicy:
+    """Loads the model and starts a server for it; returns once it serves."""
+    engine = open_engine(settings)
+    try:
+        server = await start_server([binding(engine, settings)], settings.server)
+    except BaseException:
+        await engine.close()
+        raise
+    return RunningPolicy(server, engine)
 
 
 async def serve(settings: Settings) -> None:
     """Loads the model, serves until SIGTERM, lets running requests finish, then unloads."""
     engine = open_engine(settings.policy)
-    servicer = PolicyServicer(engine, settings.policy.max_update_bytes)
-    binding = ServiceBinding(
-        SERVICE_NAME,
-        lambda server: policy_pb2_grpc.add_PolicyServiceServicer_to_server(servicer, server),
+    await serve_until_signalled(
+        [binding(engine, settings.policy)], settings.policy.server, on_stopped=engine.close
     )
-    await serve_until_signalled([binding], settings.policy.server, on_stopped=engine.close)

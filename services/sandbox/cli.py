@@ -75,13 +75,17 @@ async def evaluate_locally(settings: Any, request: Any) -> Any:
         await scheduler.close()
 
 
-def evaluate_remotely(address: str, request: Any, timeout: float) -> Any:
-    from drkernel.channels import insecure_channel
-    from drkernel.v1 import sandbox_pb2, sandbox_pb2_grpc
+def evaluate_remotely(address: str, request: Any) -> Any:
+    from services.sandbox.client import SandboxClient
 
-    service = sandbox_pb2.DESCRIPTOR.services_by_name["SandboxService"].full_name
-    with insecure_channel(address, service) as channel:
-        return sandbox_pb2_grpc.SandboxServiceStub(channel).Evaluate(request, timeout=timeout)
+    async def evaluate() -> Any:
+        client = SandboxClient(address, concurrency=1)
+        try:
+            return await client.evaluate(request)
+        finally:
+            await client.close()
+
+    return asyncio.run(evaluate())
 
 
 def summary(response: Any) -> str:
@@ -122,8 +126,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if not args.json and sys.stderr.isatty():
         print("evaluating in the sandbox...", file=sys.stderr)
     if args.server:
-        timeout = (args.timeout or settings.sandbox.max_timeout_seconds) + 60
-        response = evaluate_remotely(args.server, request, timeout)
+        response = evaluate_remotely(args.server, request)
     else:
         response = asyncio.run(evaluate_locally(settings, request))
     if args.json:

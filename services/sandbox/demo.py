@@ -12,15 +12,12 @@ import sys
 import time
 from dataclasses import dataclass
 
-import grpc
-from tqdm import tqdm
 
-from drkernel.config import LogSettings, ServerSettings, load_settings
+from drkernel.config import LogSettings
 from drkernel.logs import configure_logging
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
-from drkernel.v1 import sandbox_pb2_grpc
-from services.sandbox.server import start_sandbox
+from services.sandbox.client import judge_with_progress, local_sandbox
 from services.sandbox.tasks import EXAMPLES_DIR, builtin_task, builtin_tasks
 
 
@@ -61,17 +58,6 @@ def cases(device: int) -> list[Case]:
     return result
 
 
-def judge_all(address: str, todo: list[Case]) -> dict[str, pb.EvaluateResponse]:
-    """Streams every case to the server, with a progress bar, and collects the answers."""
-    responses: dict[str, pb.EvaluateResponse] = {}
-    with grpc.insecure_channel(address) as channel:
-        stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
-        stream = stub.EvaluateStream(iter([case.request for case in todo]), timeout=3600)
-        for response in tqdm(stream, total=len(todo), desc="judging", unit="kernel", file=sys.stderr):
-            responses[response.request_id] = response
-    return responses
-
-
 def table(todo: list[Case], responses: dict[str, pb.EvaluateResponse]) -> tuple[str, int]:
     """The result table and the number of cases judged other than expected."""
     header = f"{'task':<26} {'candidate':<20} {'verdict':<14} {'expected':<9} {'reward':>6} {'variants':>8} {'speedup':>8} {'seconds':>7}"
@@ -91,24 +77,15 @@ def table(todo: list[Case], responses: dict[str, pb.EvaluateResponse]) -> tuple[
 
 
 async def run(workers: int, device: str) -> int:
-    settings = load_settings().sandbox
-    settings = settings.model_copy(update={
-        "cpu_workers": workers,
-        "device": device,
-        "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
-    })
     print(f"starting a local sandbox server ({workers} CPU worker(s), device {device})...", file=sys.stderr)
-    sandbox = await start_sandbox(settings)
-    try:
+    async with local_sandbox(cpu_workers=workers, device=device) as address:
         todo = cases(common_pb2.DEVICE_CUDA if device == "cuda" else common_pb2.DEVICE_CPU)
         started = time.monotonic()
-        responses = await asyncio.to_thread(judge_all, sandbox.address, todo)
+        responses = await judge_with_progress(address, [case.request for case in todo])
         elapsed = time.monotonic() - started
-    finally:
-        await sandbox.stop()
     text, wrong = table(todo, responses)
     print(text)
-    print(f"\n{len(todo)} candidates judged in {elapsed:.0f} s through {sandbox.address}; {wrong} judged other than expected.")
+    print(f"\n{len(todo)} candidates judged in {elapsed:.0f} s through {address}; {wrong} judged other than expected.")
     return 1 if wrong else 0
 
 

@@ -23,7 +23,8 @@ from .helpers import MONITORING, REPO, VARIANT_NAMES, Variant
 # The oldest release the default sandbox isolation is written for (pod user namespaces and
 # ProcMountType) and the newest whose schemas kubernetes-validate bundles.
 KUBERNETES_VERSIONS = ("1.33.0", "1.37.0")
-SERVICES = ("sandbox", "profiler", "policy")
+SERVICES = ("sandbox", "profiler", "policy", "trainer")
+GPU_SERVICES = ("sandbox", "policy", "trainer")
 # What the root isolation grants the sandbox (components/sandbox-root-isolation), nothing more.
 ROOT_CAPABILITIES = {"SYS_ADMIN", "NET_ADMIN", "SETUID", "SETGID", "CHOWN", "DAC_OVERRIDE"}
 
@@ -135,7 +136,7 @@ def test_ports_probes_resources_and_scraping(variants: dict[str, Variant], name:
         for resource in ("cpu", "memory", "ephemeral-storage"):
             request, limit = resources["requests"][resource], resources["limits"][resource]
             assert quantity(request) <= quantity(limit), f"{where}: {resource} request above its limit"
-        if "gpu" in variant.components and deployment["metadata"]["name"] in ("sandbox", "policy"):
+        if "gpu" in variant.components and deployment["metadata"]["name"] in GPU_SERVICES:
             assert quantity(resources["limits"]["nvidia.com/gpu"]) >= 1, where
             assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"], where
         else:
@@ -200,7 +201,28 @@ def test_container_agrees_with_cli_and_settings(variants: dict[str, Variant], na
             node = getattr(node, part)
         assert node == type(node)(value), f"{name}: {key}={value} was read as {node!r}"
     grace = getattr(settings, service).server.grace_seconds
+    if service == "trainer":  # after the calls, every run gets its own grace to checkpoint
+        grace += settings.trainer.stop_grace_seconds
     assert pod["terminationGracePeriodSeconds"] > grace + 5, f"{name}: {service} is killed before its {grace} s grace ends"
+
+
+@pytest.mark.parametrize("name", VARIANT_NAMES)
+def test_policy_reads_the_trainers_runs_at_the_same_path(variants: dict[str, Variant], name: str) -> None:
+    """Weight sync and checkpoints go by path: the policy mounts the trainer's runs volume,
+    read-only, where the trainer's runs_dir is."""
+    variant = variants[name]
+    mounts = {}
+    for service in ("trainer", "policy"):
+        pod = variant.named("Deployment", service)["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
+        mounts[service] = {(claims[m["name"]], m["mountPath"], m.get("readOnly", False))
+                           for m in container["volumeMounts"] if m["name"] in claims}
+    trainer = variant.named("Deployment", "trainer")["spec"]["template"]["spec"]["containers"][0]
+    runs_dir = {item["name"]: item["value"] for item in trainer["env"]}["DRKERNEL_TRAINER__RUNS_DIR"]
+    assert ("trainer-runs", runs_dir, False) in mounts["trainer"]
+    assert ("trainer-runs", runs_dir, True) in mounts["policy"]
+    variant.named("PersistentVolumeClaim", "trainer-runs")
 
 
 @pytest.mark.parametrize("name", VARIANT_NAMES)
