@@ -24,7 +24,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-
 from drkernel.config import LogSettings, load_settings
 from drkernel.logs import configure_logging
 from drkernel.v1 import common_pb2
