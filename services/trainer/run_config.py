@@ -176,7 +176,13 @@ class SyncSettings(_Section):
         ),
     )
     max_off_policy_steps: int = Field(
-        0, ge=0, description="Rollouts may come from weights this many steps old; 0 is on-policy."
+        0,
+        ge=0,
+        description=(
+            "A step fails if a completion came from weights more than this many steps old. The loop "
+            "samples only after each sync, so runs are on-policy; overlapping rollouts with the "
+            "update (off-policy steps) is not built yet."
+        ),
     )
     keep_versions: int = Field(2, ge=1, description="Weight directories kept under OUT/weights.")
 
