@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import sys
-import threading
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,6 +14,7 @@ from typing import Any, TypeVar
 import grpc
 import pytest
 
+import drkernel.background
 from drkernel.config import SandboxSettings, ServerSettings
 from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.server import RunningSandbox, start_sandbox
@@ -22,28 +22,19 @@ from services.sandbox.server import RunningSandbox, start_sandbox
 T = TypeVar("T")
 
 
-class BackgroundLoop:
-    """An event loop running in a daemon thread."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self._thread.start()
+class BackgroundLoop(drkernel.background.BackgroundLoop):
+    """The library's background loop, whose ``run`` explains a hang in a test."""
 
     def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = 300) -> T:
         """Runs a coroutine on the loop; if it outlasts ``timeout`` (below pytest's own limit),
         prints where every task of the loop waits, so that a hang explains itself."""
-        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        future = self.submit(coroutine)
         try:
             return future.result(timeout)
         except concurrent.futures.TimeoutError:
             for task in asyncio.all_tasks(self.loop):
                 task.print_stack(file=sys.stderr)
             raise
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
 
 
 @pytest.fixture(scope="session")
