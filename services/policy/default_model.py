@@ -55,7 +55,7 @@ def ensure_default_model(cache_dir: Path) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     staging.chmod(0o755)
     try:
-        _convert(source, staging)
+        convert_gguf(source, staging)
         try:
             staging.rename(target)
         except OSError:
@@ -66,7 +66,9 @@ def ensure_default_model(cache_dir: Path) -> Path:
     return target
 
 
-def _convert(source: Path, out_dir: Path) -> None:
+def convert_gguf(source: Path, out_dir: Path) -> None:
+    """Writes the GGUF model ``source`` as a bfloat16 Hugging Face model directory ``out_dir``
+    (also used where the package cannot be installed but its GGUF file can travel)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
