@@ -27,11 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from services.sandbox.client import LocalSandbox  # noqa: E402
-from drkernel.config import LogSettings  # noqa: E402
 from drkernel.logs import configure_logging  # noqa: E402
+from drkernel.sections import LogSettings  # noqa: E402
 from drkernel.v1 import common_pb2  # noqa: E402
 from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
+from services.sandbox.client import LocalSandbox  # noqa: E402
 from tests.sandbox import corpus  # noqa: E402
 
 CORPORA = ROOT / "tests" / "sandbox"

@@ -64,8 +64,8 @@ import tempfile
 import threading
 import time
 import types
-from dataclasses import asdict, dataclass, field
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +75,11 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drkernel.v1 import common_pb2  # noqa: E402
+from drkernel.v1 import (
+    common_pb2,  # noqa: E402
+    sandbox_pb2_grpc,  # noqa: E402
+)
 from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
-from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
 from services.sandbox.task_source import with_constants  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "kernelbench"
@@ -623,8 +625,8 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> int:
     args = parse_args()
-    from drkernel.config import LogSettings
     from drkernel.logs import configure_logging
+    from drkernel.sections import LogSettings
 
     configure_logging(LogSettings(level="warning", format="console"))
     cands, profiles = select(args.problems, args.candidates)

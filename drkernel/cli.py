@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from google.protobuf.message import Message
 
-    from drkernel.config import ServerSettings, Settings
+    from drkernel.config import Settings
+    from drkernel.sections import ServerSettings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SERVER = 0, 1, 2, 3
 
@@ -66,8 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
 def load_settings_for(args: argparse.Namespace, *, server: bool = False) -> Settings:
     """Loads the settings named by --config and sets up logging: servers log as configured,
     other commands log warnings as text so that stdout stays theirs."""
-    from drkernel.config import LogSettings, load_settings
+    from drkernel.config import load_settings
     from drkernel.logs import configure_logging
+    from drkernel.sections import LogSettings
 
     settings = load_settings(args.config)
     log = settings.log if server else LogSettings(level="warning", format="console")

@@ -22,7 +22,6 @@ from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from drkernel.config import ServerSettings
 from drkernel.errors import (
     DrKernelError,
     FailedPrecondition,
@@ -32,6 +31,7 @@ from drkernel.errors import (
     Unavailable,
 )
 from drkernel.logs import get_logger
+from drkernel.sections import ServerSettings
 
 log = get_logger(__name__)
 

@@ -14,7 +14,7 @@ from services.policy.types import BackendInfo, SamplingParams, TokenDelta, Weigh
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-    from drkernel.config import PolicySettings
+    from services.policy.settings import PolicySettings
 
 
 class Backend(Protocol):

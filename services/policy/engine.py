@@ -28,8 +28,8 @@ from services.policy.chat import chat_token_ids
 from services.policy.default_model import MODEL_NAME, ensure_default_model
 from services.policy.detokenize import IncrementalText
 from services.policy.types import (
-    CheckpointUpdate,
     ChatMessage,
+    CheckpointUpdate,
     Completion,
     CompletionChunk,
     GenerationRequest,
@@ -46,7 +46,7 @@ from services.policy.types import (
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-    from drkernel.config import PolicySettings
+    from services.policy.settings import PolicySettings
 
 log = get_logger(__name__)
 

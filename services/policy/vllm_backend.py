@@ -40,7 +40,7 @@ from services.policy.types import (
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-    from drkernel.config import VllmSettings
+    from services.policy.settings import VllmSettings
 
 _FINISH = {"stop": FinishReason.STOP, "length": FinishReason.LENGTH}
 

@@ -26,12 +26,12 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tqdm import tqdm
 
-from drkernel.config import RewardSettings
 from drkernel.v1 import policy_pb2
 from services.policy.client import PolicyClient
 from services.policy.prompting import ExtractionError, extract_code
 from services.policy.types import ChatMessage
 from services.sandbox.client import SandboxClient
+from services.sandbox.settings import RewardSettings
 from services.trainer.environments import Environment, SandboxEnvironment, Task
 from services.trainer.rollout import sample_seed, turn_messages
 from services.trainer.run_config import RolloutSettings

@@ -24,8 +24,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from drkernel.config import LogSettings, load_settings
+from drkernel.config import load_settings
 from drkernel.logs import configure_logging
+from drkernel.sections import LogSettings
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.client import judge_with_progress, local_sandbox

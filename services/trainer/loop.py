@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from drkernel.background import BackgroundLoop
-from drkernel.config import ServerSettings, load_settings
+from drkernel.config import load_settings
 from drkernel.logs import get_logger
+from drkernel.sections import ServerSettings
 from services.policy.client import PolicyClient
 from services.sandbox.client import SandboxClient, loopback
 from services.trainer import distributed
@@ -33,7 +34,7 @@ from services.trainer.environments import Environment, SandboxEnvironment, Task,
 from services.trainer.learner import Learner
 from services.trainer.mismatch import mrs_decisions
 from services.trainer.rollout import Rollouts
-from services.trainer.rows import Trajectory, TrainingRow
+from services.trainer.rows import TrainingRow, Trajectory
 from services.trainer.run_config import RunConfig, dump_run_config
 from services.trainer.task_sets import split_tasks
 from services.trainer.weight_sync import push_weights

@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from drkernel.config import TrainerSettings
 from drkernel.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted
 from drkernel.logs import get_logger
 from services.trainer import metrics
 from services.trainer.run_config import parse_run_config
+from services.trainer.settings import TrainerSettings
 
 log = get_logger(__name__)
 

@@ -16,7 +16,7 @@ import torch
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from drkernel.cli import main as cli_main
-from drkernel.config import ServerSettings
+from drkernel.sections import ServerSettings
 from drkernel.serving import ServiceBinding, start_server
 from drkernel.v1 import policy_pb2 as pb
 from drkernel.v1 import policy_pb2_grpc

@@ -42,7 +42,7 @@ def model_dirs(tmp_path_factory: pytest.TempPathFactory, tokenizer: Any) -> dict
 
 @pytest.fixture(scope="module")
 def engines(model_dirs: dict[str, Path], tiny_settings: Any, background_loop: BackgroundLoop) -> Iterator[dict[str, PolicyEngine]]:
-    from drkernel.config import VllmSettings
+    from services.policy.settings import VllmSettings
 
     async def start(backend: str) -> PolicyEngine:
         settings = tiny_settings.model_copy(update={

@@ -12,10 +12,11 @@ from pathlib import Path
 import grpc
 import pytest
 
-from drkernel.config import ProfilerSettings, ServerSettings
+from drkernel.sections import ServerSettings
 from drkernel.serving import ServiceBinding, start_server
 from drkernel.v1 import profiler_pb2, profiler_pb2_grpc, sandbox_pb2, sandbox_pb2_grpc
 from services.profiler.server import ProfilerServicer
+from services.profiler.settings import ProfilerSettings
 from services.sandbox.tasks import builtin_task
 
 LAZY = Path(__file__).parent / "data" / "gemm_bias_relu_lazy.py"

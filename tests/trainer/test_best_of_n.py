@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
-from drkernel.config import PolicySettings, RewardSettings, ServerSettings
+from drkernel.sections import ServerSettings
 from drkernel.v1 import policy_pb2
+from services.policy.settings import PolicySettings
 from services.policy.types import ChatMessage
 from services.sandbox.client import SandboxClient
+from services.sandbox.settings import RewardSettings
 from services.sandbox.tasks import EXAMPLES_DIR, builtin_task
 from services.trainer.best_of_n import (
     JudgedSample,

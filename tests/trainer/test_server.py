@@ -22,12 +22,13 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from drkernel.channels import insecure_channel
-from drkernel.config import ServerSettings, TrainerSettings
+from drkernel.sections import ServerSettings
 from drkernel.v1 import trainer_pb2 as pb
 from drkernel.v1 import trainer_pb2_grpc
 from services.trainer.runs import LOCK_FILE, STATE_FILE, RunManager
 from services.trainer.server import RunningTrainer, start_trainer
 from services.trainer.servicer import SERVICE_NAME
+from services.trainer.settings import TrainerSettings
 
 from ..conftest import BackgroundLoop
 
