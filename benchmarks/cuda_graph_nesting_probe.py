@@ -110,10 +110,13 @@ def main() -> int:
         for case in ("warm", "cold"):
             done = subprocess.run(
                 [sys.executable, __file__, file, "--case", case, "--calls", str(args.calls), "--shape", args.shape],
-                capture_output=True, text=True, timeout=300,
+                capture_output=True,
+                text=True,
+                timeout=300,
             )
-            line = done.stdout.strip().splitlines()[-1:] or [json.dumps(
-                {"file": file, "case": case, "exit": done.returncode, "stderr": done.stderr.strip()[-300:]})]
+            line = done.stdout.strip().splitlines()[-1:] or [
+                json.dumps({"file": file, "case": case, "exit": done.returncode, "stderr": done.stderr.strip()[-300:]})
+            ]
             print(line[0], flush=True)
     return 0
 

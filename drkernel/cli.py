@@ -46,14 +46,12 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="drkernel", description="Train and judge LLM-written Triton kernels."
-    )
+    parser = argparse.ArgumentParser(prog="drkernel", description="Train and judge LLM-written Triton kernels.")
+    parser.add_argument("--config", type=Path, default=None, help="YAML settings file (also DRKERNEL_CONFIG).")
     parser.add_argument(
-        "--config", type=Path, default=None, help="YAML settings file (also DRKERNEL_CONFIG)."
-    )
-    parser.add_argument(
-        "--log-level", choices=["debug", "info", "warning", "error"], default=None,
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        default=None,
         help="Log level on stderr (default: warning for commands, settings for servers).",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -83,14 +81,16 @@ def print_json(message: Message) -> None:
     """Prints a response in the proto3 JSON mapping with the .proto field names, every field shown."""
     from google.protobuf import json_format
 
-    print(json_format.MessageToJson(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True))
+    print(
+        json_format.MessageToJson(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    )
 
 
 def with_cli_ports(server: ServerSettings, args: argparse.Namespace) -> ServerSettings:
     """``server`` with the --port and --metrics-port given on the command line, if any."""
-    return server.model_copy(update={
-        k: v for k, v in (("port", args.port), ("metrics_port", args.metrics_port)) if v is not None
-    })
+    return server.model_copy(
+        update={k: v for k, v in (("port", args.port), ("metrics_port", args.metrics_port)) if v is not None}
+    )
 
 
 def _describe(error: BaseException) -> tuple[str, int]:

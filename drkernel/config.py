@@ -34,9 +34,7 @@ CONFIG_ENV_VAR = "DRKERNEL_CONFIG"
 class Settings(BaseSettings):
     """The root of the tree: one section per concern."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="DRKERNEL_", env_nested_delimiter="__", extra="forbid", frozen=True
-    )
+    model_config = SettingsConfigDict(env_prefix="DRKERNEL_", env_nested_delimiter="__", extra="forbid", frozen=True)
 
     log: LogSettings = LogSettings()
     sandbox: SandboxSettings = SandboxSettings()

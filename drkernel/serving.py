@@ -114,9 +114,7 @@ async def _decode(raw: bytes, parse: Callable[[bytes], Any], context: grpc.aio.S
     try:
         return parse(raw)
     except (DecodeError, ValueError, UnicodeDecodeError) as error:
-        await context.abort(
-            grpc.StatusCode.INVALID_ARGUMENT, f"request could not be decoded: {error}"
-        )
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"request could not be decoded: {error}")
 
 
 async def _decode_stream(

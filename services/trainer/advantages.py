@@ -181,15 +181,17 @@ def build_rows(
             }
             for reason, applies in reasons.items():
                 counts[reason] += applies
-            rows.append(TrainingRow(
-                prompt_ids=turn.prompt_ids,
-                completion_ids=turn.completion_ids,
-                sampler_logprobs=turn.sampler_logprobs,
-                advantage=advantages[i][t],
-                keep=not any(reasons.values()),
-                trajectory=i,
-                turn=t,
-            ))
+            rows.append(
+                TrainingRow(
+                    prompt_ids=turn.prompt_ids,
+                    completion_ids=turn.completion_ids,
+                    sampler_logprobs=turn.sampler_logprobs,
+                    advantage=advantages[i][t],
+                    keep=not any(reasons.values()),
+                    trajectory=i,
+                    turn=t,
+                )
+            )
     stats = RowStats(
         masked_void_after_positive=counts["void"],
         masked_failed=counts["failed"],

@@ -78,8 +78,11 @@ class SandboxEnvironment:
             correctness_profile=_PROFILES[self._rollout.correctness_profile],
         )
         return pb.EvaluateRequest(
-            request_id=request_id, task_name=task.name, reference_source=task.source,
-            candidate_source=code, options=options,
+            request_id=request_id,
+            task_name=task.name,
+            reference_source=task.source,
+            candidate_source=code,
+            options=options,
         )
 
     async def judge(self, task: Task, text: str, token_ids: Sequence[int]) -> Judgement:

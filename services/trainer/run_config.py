@@ -51,9 +51,7 @@ class EnvironmentSettings(Section):
     loop end to end (prime-rl's reverse-text test plays the same role)."""
 
     kind: Literal["sandbox", "token_target"] = "sandbox"
-    target_token_ids: tuple[int, ...] = Field(
-        (), description="token_target: the token ids that earn reward."
-    )
+    target_token_ids: tuple[int, ...] = Field((), description="token_target: the token ids that earn reward.")
 
 
 class RolloutSettings(Section):
@@ -133,7 +131,8 @@ class LossSettings(Section):
     dual_clip: float = Field(3.0, gt=1, description="Bound of the loss of negative-advantage tokens.")
     scale: float = Field(1e-3, gt=0, description="The sequence-summed loss is multiplied by this.")
     kl_coef: float = Field(
-        0.0, ge=0,
+        0.0,
+        ge=0,
         description="Weight of the k3 KL to the initial weights (a frozen copy, or LoRA's base); 0 is off.",
     )
 
@@ -196,7 +195,9 @@ class CurriculumSettings(Section):
     acc_L1 < 0.4, else 0.5; tasks named ``l1_*`` / ``level1/*`` are level 1."""
 
     enabled: bool = False
-    window_steps: int = Field(4, ge=1, description="acc_L1 is the mean level-1 correctness of the last this many steps.")
+    window_steps: int = Field(
+        4, ge=1, description="acc_L1 is the mean level-1 correctness of the last this many steps."
+    )
 
 
 class ServiceAddresses(Section):

@@ -161,8 +161,12 @@ class MetricsTail:
                 continue
             parsed = parse_metrics_line(line)
             if parsed is None:
-                log.warning("skipping a malformed metrics line", path=str(self.path), line=self._line_number,
-                            text=line[:200].decode(errors="replace"))
+                log.warning(
+                    "skipping a malformed metrics line",
+                    path=str(self.path),
+                    line=self._line_number,
+                    text=line[:200].decode(errors="replace"),
+                )
             else:
                 found.append(parsed)
         return found
@@ -208,16 +212,26 @@ class _Run:
 
     def info(self) -> RunInfo:
         return RunInfo(
-            run_id=self.run_id, name=self.name, state=self.state, steps_done=self.steps_done,
-            steps_total=self.steps_total, latest=self.steps[-1] if self.steps else None,
-            error=self.error, out_dir=self.out_dir, started=self.started, finished=self.finished,
+            run_id=self.run_id,
+            name=self.name,
+            state=self.state,
+            steps_done=self.steps_done,
+            steps_total=self.steps_total,
+            latest=self.steps[-1] if self.steps else None,
+            error=self.error,
+            out_dir=self.out_dir,
+            started=self.started,
+            finished=self.finished,
         )
 
     def save(self) -> None:
         """Writes run.json atomically (a crash never leaves half a file)."""
         record = {
-            "run_id": self.run_id, "name": self.name, "state": self.state.value,
-            "steps_total": self.steps_total, "error": self.error,
+            "run_id": self.run_id,
+            "name": self.name,
+            "state": self.state.value,
+            "steps_total": self.steps_total,
+            "error": self.error,
             "started": self.started.isoformat() if self.started else None,
             "finished": self.finished.isoformat() if self.finished else None,
         }
@@ -229,10 +243,14 @@ class _Run:
     def load(cls, directory: Path) -> _Run:
         record = json.loads((directory / STATE_FILE).read_text())
         return cls(
-            run_id=directory.name, out_dir=directory, name=str(record["name"]),
-            state=RunState(record["state"]), steps_total=int(record["steps_total"]),
+            run_id=directory.name,
+            out_dir=directory,
+            name=str(record["name"]),
+            state=RunState(record["state"]),
+            steps_total=int(record["steps_total"]),
             error=str(record.get("error", "")),
-            started=_timestamp(record.get("started")), finished=_timestamp(record.get("finished")),
+            started=_timestamp(record.get("started")),
+            finished=_timestamp(record.get("finished")),
         )
 
 
@@ -332,11 +350,15 @@ class RunManager:
             if not run.state.ended:
                 lock = _claim(directory)
                 if lock is None:
-                    run.error = (f"the trainer service stopped while the run was running, and its process still runs "
-                                 f"unsupervised (it holds {LOCK_FILE}); stop it before resuming the run")
+                    run.error = (
+                        f"the trainer service stopped while the run was running, and its process still runs "
+                        f"unsupervised (it holds {LOCK_FILE}); stop it before resuming the run"
+                    )
                 else:
                     os.close(lock)
-                    run.error = "the trainer service stopped while the run was running; resume it from its last checkpoint"
+                    run.error = (
+                        "the trainer service stopped while the run was running; resume it from its last checkpoint"
+                    )
                 run.state, run.finished = RunState.FAILED, _now()
                 run.save()
             self._runs[run.run_id] = run
@@ -439,14 +461,22 @@ class RunManager:
         run.save()
         command = self.command([*job_args, *(["--steps", str(steps)] if steps else [])])
         # torchrun gives its workers 30 s after SIGTERM by default, too short to checkpoint.
-        env = {**os.environ, "PYTHONUNBUFFERED": "1",
-               "TORCH_ELASTIC_SHUTDOWN_TIMEOUT": str(int(self._settings.stop_grace_seconds))}
+        env = {
+            **os.environ,
+            "PYTHONUNBUFFERED": "1",
+            "TORCH_ELASTIC_SHUTDOWN_TIMEOUT": str(int(self._settings.stop_grace_seconds)),
+        }
         try:
             with (run.out_dir / "stdout.log").open("ab") as stdout, (run.out_dir / "stderr.log").open("ab") as stderr:
                 run.stderr_offset = stderr.tell()
                 run.process = subprocess.Popen(
-                    command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
-                    start_new_session=True, pass_fds=(lock,),
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                    env=env,
+                    start_new_session=True,
+                    pass_fds=(lock,),
                 )
         except OSError as error:
             self._finish(run, RunState.FAILED, f"could not start the job ({command[0]}): {error}")
@@ -476,8 +506,11 @@ class RunManager:
             while process.poll() is None:
                 self._ingest(run)
                 if run.stop_deadline is not None and not run.killed and time.monotonic() >= run.stop_deadline:
-                    log.warning("run did not stop in time; killing it", run=run.run_id,
-                                grace_seconds=self._settings.stop_grace_seconds)
+                    log.warning(
+                        "run did not stop in time; killing it",
+                        run=run.run_id,
+                        grace_seconds=self._settings.stop_grace_seconds,
+                    )
                     _kill_tree(process.pid)
                     run.killed = True
                 await asyncio.sleep(self._settings.poll_seconds)

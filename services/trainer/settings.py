@@ -57,6 +57,4 @@ class TrainerSettings(Section):
             "first arguments); the server appends --config/--resume, --out and --steps."
         ),
     )
-    poll_seconds: float = Field(
-        1.0, gt=0, description="How often each run's process and metrics.jsonl are checked."
-    )
+    poll_seconds: float = Field(1.0, gt=0, description="How often each run's process and metrics.jsonl are checked.")

@@ -55,6 +55,11 @@ def tiny_settings(tiny_model_dir: Path, policy_cache: Path) -> Any:
     from services.policy.settings import PolicySettings
 
     return PolicySettings(
-        backend="transformers", model=tiny_model_dir, cache_dir=policy_cache, max_n=8,
-        max_batch_size=4, default_max_tokens=16, queue_capacity=4,
+        backend="transformers",
+        model=tiny_model_dir,
+        cache_dir=policy_cache,
+        max_n=8,
+        max_batch_size=4,
+        default_max_tokens=16,
+        queue_capacity=4,
     )

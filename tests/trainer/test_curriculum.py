@@ -24,8 +24,10 @@ def test_level2_probability(acc_l1, expected):
 
 
 def test_task_levels():
-    assert [task_level(n) for n in ("l1_relu", "level1/19_ReLU", "l2_gemm", "level2/1_Conv", "level3/1_MLP",
-                                    "relu_l1_", "l12_x")] == [1, 1, 2, 2, None, None, None]
+    assert [
+        task_level(n)
+        for n in ("l1_relu", "level1/19_ReLU", "l2_gemm", "level2/1_Conv", "level3/1_MLP", "relu_l1_", "l12_x")
+    ] == [1, 1, 2, 2, None, None, None]
 
 
 def test_epochs_visit_every_task_once_in_a_seeded_order():
