@@ -27,12 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drkernel.logs import configure_logging  # noqa: E402
-from drkernel.sections import LogSettings  # noqa: E402
-from drkernel.v1 import common_pb2  # noqa: E402
-from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
-from services.sandbox.client import LocalSandbox  # noqa: E402
-from tests.sandbox import corpus  # noqa: E402
+from drkernel.logs import configure_logging
+from drkernel.sections import LogSettings
+from drkernel.v1 import common_pb2
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.client import LocalSandbox
+from tests.sandbox import corpus
 
 CORPORA = ROOT / "tests" / "sandbox"
 

@@ -75,12 +75,9 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drkernel.v1 import (
-    common_pb2,  # noqa: E402
-    sandbox_pb2_grpc,  # noqa: E402
-)
-from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
-from services.sandbox.task_source import with_constants  # noqa: E402
+from drkernel.v1 import common_pb2, sandbox_pb2_grpc
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.task_source import with_constants
 
 CORPUS = ROOT / "benchmarks" / "kernelbench"
 SOLUTIONS = CORPUS / "solutions"

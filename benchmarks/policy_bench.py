@@ -32,10 +32,10 @@ from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-import torch  # noqa: E402
+import torch
 
-from services.policy.transformers_backend import TransformersBackend  # noqa: E402
-from services.policy.types import SamplingParams  # noqa: E402
+from services.policy.transformers_backend import TransformersBackend
+from services.policy.types import SamplingParams
 
 
 @dataclass(frozen=True)

@@ -26,16 +26,13 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drkernel.logs import configure_logging  # noqa: E402
-from drkernel.sections import LogSettings  # noqa: E402
-from drkernel.v1 import (
-    common_pb2,  # noqa: E402
-    sandbox_pb2_grpc,  # noqa: E402
-)
-from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
-from services.sandbox.client import LocalSandbox  # noqa: E402
-from services.sandbox.task_source import with_constants  # noqa: E402
-from services.sandbox.tasks import builtin_task  # noqa: E402
+from drkernel.logs import configure_logging
+from drkernel.sections import LogSettings
+from drkernel.v1 import common_pb2, sandbox_pb2_grpc
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.client import LocalSandbox
+from services.sandbox.task_source import with_constants
+from services.sandbox.tasks import builtin_task
 
 LAZY = ROOT / "tests" / "profiler" / "data" / "gemm_bias_relu_lazy.py"
 

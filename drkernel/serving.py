@@ -219,7 +219,7 @@ class RunningServer:
         limit = self.grace_seconds + _STOP_MARGIN_SECONDS
         try:
             await asyncio.wait_for(self.server.stop(self.grace_seconds), limit)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.error("gRPC server did not stop in time", port=self.port, waited_seconds=limit)
 
 

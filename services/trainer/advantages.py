@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from services.trainer.rejection import prs_keep_flags
-from services.trainer.rows import Trajectory, TrainingRow
+from services.trainer.rows import TrainingRow, Trajectory
 from services.trainer.run_config import AdvantageSettings, PrsSettings
 
 GRPO_EPSILON = 1e-6  # added to the group's std so a flat group divides by a small number, not zero

@@ -113,7 +113,8 @@ def run_sft(args: argparse.Namespace) -> int:
 
     from services.trainer.loop import resolve_model
     from services.trainer.run_config import RunConfig
-    from services.trainer.sft import SftSettings, run_sft as sft, write_solution_data
+    from services.trainer.sft import SftSettings, write_solution_data
+    from services.trainer.sft import run_sft as sft
 
     load_settings_for(args)
     settings = (

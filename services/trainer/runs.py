@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from drkernel.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted
@@ -259,7 +259,7 @@ def _timestamp(text: str | None) -> datetime | None:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -369,7 +369,7 @@ class RunManager:
 
     def list_runs(self) -> list[RunInfo]:
         """Every run, most recently started first (never-started ones last)."""
-        oldest = datetime.min.replace(tzinfo=timezone.utc)
+        oldest = datetime.min.replace(tzinfo=UTC)
         runs = sorted(self._runs.values(), key=lambda r: (r.started or oldest, r.run_id), reverse=True)
         return [run.info() for run in runs]
 
@@ -626,7 +626,7 @@ def _scan_checkpoints(root: Path) -> list[Checkpoint]:
         if match is None or not entry.is_dir():
             continue
         try:  # the job prunes old checkpoints while we look
-            created = datetime.fromtimestamp(entry.stat().st_mtime, timezone.utc)
+            created = datetime.fromtimestamp(entry.stat().st_mtime, UTC)
             size = sum(
                 os.lstat(os.path.join(directory, name)).st_size
                 for directory, _, names in os.walk(entry)

@@ -13,8 +13,8 @@ import torch
 
 pytest.importorskip("vllm")
 
-from services.policy.engine import PolicyEngine, open_engine  # noqa: E402
-from services.policy.types import (  # noqa: E402
+from services.policy.engine import PolicyEngine, open_engine
+from services.policy.types import (
     ChatMessage,
     CheckpointUpdate,
     GenerationRequest,
@@ -23,7 +23,7 @@ from services.policy.types import (  # noqa: E402
 )
 
 from ..conftest import BackgroundLoop
-from .helpers import build_tiny_model, forward_logprobs  # noqa: E402
+from .helpers import build_tiny_model, forward_logprobs
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 

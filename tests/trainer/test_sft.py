@@ -29,8 +29,8 @@ from services.trainer.sft import (
     render_example,
     run_sft,
     solution_examples,
-    write_solution_data,
     write_sft_jsonl,
+    write_solution_data,
 )
 
 REFERENCE = """import torch
