@@ -63,7 +63,7 @@ def probe(path: Path, case: str, calls: int, shape: tuple[int, ...]) -> dict[str
         return [[torch.randn(*shape, device=device)] for _ in range(calls)]
 
     def error_of(outputs: list[list[torch.Tensor]], inputs: list[list[torch.Tensor]]) -> float:
-        return max(float((o[0] - torch.relu(i[0])).abs().max()) for o, i in zip(outputs, inputs))
+        return max(float((o[0] - torch.relu(i[0])).abs().max()) for o, i in zip(outputs, inputs, strict=True))
 
     try:
         if case == "warm":

@@ -99,7 +99,12 @@ def main() -> int:
             candidates = {c.name: c for c in corpus.load(CORPORA / corpus_name)}
             requests = [c.request(request_id=f"{corpus_name}/{c.name}", **options) for c in candidates.values()]
 
-            def keep(request_id: str, outcome: corpus.Outcome, corpus_name: str = corpus_name) -> None:
+            def keep(
+                request_id: str,
+                outcome: corpus.Outcome,
+                corpus_name: str = corpus_name,
+                candidates: dict[str, corpus.Candidate] = candidates,
+            ) -> None:
                 record = row(corpus_name, candidates[request_id.split("/", 1)[1]], outcome)
                 with written:  # as each finishes: a run cut by its time limit keeps what it judged
                     rows.append(record)
@@ -119,8 +124,10 @@ def print_table(rows: list[dict[str, object]]) -> None:
         match = "yes" if r["matched"] else ("gap" if r["documented_gap"] else "NO")
         why = (r.get("hack_reasons") or [r.get("error") or ""])[0]  # type: ignore[index]
         print(
-            f"{r['corpus']}/{r['name']:<{41 - len(str(r['corpus']))}} {r['expect']:<14} {str(r['verdict']).removeprefix('VERDICT_'):<22} "
-            f"{match:<5} {float(r.get('speedup') or 0):>8.3f} {float(r.get('coverage') or 0):>6.2f}  {str(why).splitlines()[0][:90] if why else ''}"
+            f"{r['corpus']}/{r['name']:<{41 - len(str(r['corpus']))}} {r['expect']:<14} "
+            f"{str(r['verdict']).removeprefix('VERDICT_'):<22} "
+            f"{match:<5} {float(r.get('speedup') or 0):>8.3f} {float(r.get('coverage') or 0):>6.2f}  "
+            f"{str(why).splitlines()[0][:90] if why else ''}"
         )
     by_name = {(r["corpus"], r["name"]): r for r in rows}
     for r in rows:

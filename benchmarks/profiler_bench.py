@@ -106,7 +106,8 @@ def main() -> int:
             )
     sandbox.stop()
     print(
-        f"{'candidate':<24} {'verdict':<16} {'coverage':>9} {'speedup':>8} {'amdahl':>8} {'profile_s':>9} {'eval_s(+p)':>10} {'eval_s(-p)':>10}"
+        f"{'candidate':<24} {'verdict':<16} {'coverage':>9} {'speedup':>8} {'amdahl':>8} {'profile_s':>9} "
+        f"{'eval_s(+p)':>10} {'eval_s(-p)':>10}"
     )
     for row in rows:
         with_p = statistics.median(row["evaluation_seconds_with_profile"][1:] or row["evaluation_seconds_with_profile"])
@@ -114,7 +115,8 @@ def main() -> int:
             row["evaluation_seconds_without_profile"][1:] or row["evaluation_seconds_without_profile"]
         )
         print(
-            f"{row['name']:<24} {row['verdict'].removeprefix('VERDICT_'):<16} {row['coverage']:>9.4f} {row['speedup']:>8.3f} "
+            f"{row['name']:<24} {row['verdict'].removeprefix('VERDICT_'):<16} {row['coverage']:>9.4f} "
+            f"{row['speedup']:>8.3f} "
             f"{row['amdahl_bound']:>8.3f} {row['profile_stage_seconds_median']:>9.3f} {with_p:>10.2f} {without:>10.2f}"
         )
         print(

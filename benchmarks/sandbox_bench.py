@@ -81,7 +81,10 @@ def main() -> int:
     parser.add_argument(
         "--kernelbench-problems",
         default="",
-        help="Comma-separated level/name, e.g. level1/19_ReLU,level2/12_Gemm_Multiply_LeakyReLU (default: every level-1 solution).",
+        help=(
+            "Comma-separated level/name, e.g. level1/19_ReLU,level2/12_Gemm_Multiply_LeakyReLU "
+            "(default: every level-1 solution)."
+        ),
     )
     args = parser.parse_args()
     configure_logging(LogSettings(level="warning", format="console"))
@@ -159,7 +162,8 @@ def print_table(rows: list[dict[str, object]], described: pb.DescribeResponse | 
         print("isolation: " + ", ".join(f"{m.name}={'on' if m.active else 'OFF'}" for m in described.isolation))
         print("workers:   " + ", ".join(f"{w.id} ({w.device_name})" for w in described.workers))
     print(
-        f"{'group':<9} {'task':<32} {'verdict':<16} {'speedup':>8} {'ref_us':>10} {'cand_us':>10} {'cand_cv':>8} {'latency_s':>9}"
+        f"{'group':<9} {'task':<32} {'verdict':<16} {'speedup':>8} {'ref_us':>10} {'cand_us':>10} {'cand_cv':>8} "
+        f"{'latency_s':>9}"
     )
     for row in rows:
         if row["group"] == "repeat":

@@ -167,7 +167,8 @@ def main() -> int:
     if sandbox is not None:
         sandbox.stop()
     print(
-        f"mix {args.mix}; {args.requests} request(s) per client; server {args.server or f'local, {args.cpu_workers} CPU workers'}"
+        f"mix {args.mix}; {args.requests} request(s) per client; "
+        f"server {args.server or f'local, {args.cpu_workers} CPU workers'}"
     )
     print(
         f"{'clients':>7} {'evals':>6} {'wall_s':>7} {'per_min':>8} {'queue_p50':>9} {'queue_p95':>9} "
@@ -175,7 +176,8 @@ def main() -> int:
     )
     for clients, s in rows:
         print(
-            f"{clients:>7} {s['evaluations']:>6} {s['wall_seconds']:>7.1f} {s['per_minute']:>8.1f} {s['queue_p50']:>9.2f} "
+            f"{clients:>7} {s['evaluations']:>6} {s['wall_seconds']:>7.1f} {s['per_minute']:>8.1f} "
+            f"{s['queue_p50']:>9.2f} "
             f"{s['queue_p95']:>9.2f} {s['eval_p50']:>8.2f} {s['eval_p95']:>8.2f} {s['latency_p50']:>8.2f} "
             f"{s['latency_p95']:>8.2f} {s['wrong']:>5} {s['rpc_errors']:>6}"
         )

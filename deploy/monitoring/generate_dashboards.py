@@ -151,7 +151,8 @@ def rpc_panels(board: dash.Dashboard, service: str | None) -> dash.Dashboard:
                 "reqps",
                 [
                     query(
-                        f"sum by ({'service, ' if service is None else ''}code) (rate(drkernel_rpc_total{sel}[$__rate_interval]))",
+                        f"sum by ({'service, ' if service is None else ''}code) "
+                        f"(rate(drkernel_rpc_total{sel}[$__rate_interval]))",
                         "{{service}} {{code}}" if service is None else "{{code}}",
                     )
                 ],
@@ -165,7 +166,8 @@ def rpc_panels(board: dash.Dashboard, service: str | None) -> dash.Dashboard:
                 "percentunit",
                 [
                     query(
-                        f"sum by ({by}) (rate(drkernel_rpc_total{errors}[$__rate_interval])) / sum by ({by}) (rate(drkernel_rpc_total{sel}[$__rate_interval]))",
+                        f"sum by ({by}) (rate(drkernel_rpc_total{errors}[$__rate_interval])) "
+                        f"/ sum by ({by}) (rate(drkernel_rpc_total{sel}[$__rate_interval]))",
                         "{{service}} {{method}}" if service is None else "{{method}}",
                     )
                 ],
@@ -364,7 +366,8 @@ def sandbox() -> dash.Dashboard:
                 "none",
                 [
                     query(
-                        f"sum(rate(drkernel_sandbox_reward_sum{sel}[$__rate_interval])) / sum(rate(drkernel_sandbox_reward_count{sel}[$__rate_interval]))",
+                        f"sum(rate(drkernel_sandbox_reward_sum{sel}[$__rate_interval])) "
+                        f"/ sum(rate(drkernel_sandbox_reward_count{sel}[$__rate_interval]))",
                         "mean",
                     ),
                     *quantiles("drkernel_sandbox_reward", sel, "", (0.5, 0.9)),

@@ -292,7 +292,7 @@ class TransformersBackend:
         try:
             model = PeftModel.from_pretrained(self._base, directory, is_trainable=False)
         except (ValueError, KeyError, RuntimeError) as error:
-            raise InvalidArgument(f"LoRA adapter {directory} does not fit the model: {error}")
+            raise InvalidArgument(f"LoRA adapter {directory} does not fit the model: {error}") from error
         self._model = model.to(self._device).eval()
         self._lora_dir = str(directory)
         return sum(1 for name, _ in model.named_parameters() if "lora_" in name)

@@ -129,7 +129,8 @@ def run_sft(args: argparse.Namespace) -> int:
     result = sft(data, args.out, settings, model_dir, progress=sys.stderr.isatty())
     losses = ", ".join(f"{loss:.4f}" for loss in result.epoch_losses)
     print(
-        f"fine-tuned on {result.examples} examples in {result.seconds:.0f} s; loss per epoch: {losses}; model in {result.out_dir}"
+        f"fine-tuned on {result.examples} examples in {result.seconds:.0f} s; loss per epoch: {losses}; "
+        f"model in {result.out_dir}"
     )
     return EXIT_OK
 

@@ -199,7 +199,7 @@ _SIZE_NAMES = {1: ("dim",), 2: ("batch_size", "dim"), 3: ("batch_size", "seq_len
 def _sized(shape: tuple[int, ...]) -> tuple[tuple[tuple[str, str], ...], str]:
     """The size constants of a shape and the ``torch.randn`` call over them."""
     names = _SIZE_NAMES[len(shape)]
-    return tuple((name, str(size)) for name, size in zip(names, shape)), f"torch.randn({', '.join(names)})"
+    return tuple((name, str(size)) for name, size in zip(names, shape, strict=True)), f"torch.randn({', '.join(names)})"
 
 
 def _shape_name(shape: tuple[int, ...]) -> str:
@@ -216,7 +216,7 @@ def _float_args(
 ) -> tuple[tuple[_Arg, ...], tuple[tuple[str, str], ...]]:
     """Float constructor arguments, each passed from a module-level constant of its own name."""
     args = tuple(_Arg(name, "float", name, doc) for name, doc in names)
-    return args, tuple((name, repr(float(v))) for (name, _), v in zip(names, values))
+    return args, tuple((name, repr(float(v))) for (name, _), v in zip(names, values, strict=True))
 
 
 # ----- elementwise unary ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ picked up once it ends, and a malformed line is logged and skipped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import fcntl
 import json
@@ -285,10 +286,8 @@ def _descendants(pid: int) -> list[int]:
 
 def _send(send: Callable[[int, int], None], target: int, sig: signal.Signals) -> None:
     """Sends a signal to a process or group that may already be gone."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # gone, or its id now belongs to someone else
         send(target, sig)
-    except (ProcessLookupError, PermissionError):  # gone, or its id now belongs to someone else
-        pass
 
 
 def _kill_tree(pid: int) -> None:

@@ -33,5 +33,7 @@ def variants(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Variant]:
         )
         directories[name] = (directory, frozenset(parts))
     with ThreadPoolExecutor(4) as pool:
-        docs = dict(zip(directories, pool.map(render, (directory for directory, _ in directories.values()))))
+        docs = dict(
+            zip(directories, pool.map(render, (directory for directory, _ in directories.values())), strict=True)
+        )
     return {name: Variant(name, parts, docs[name]) for name, (_, parts) in directories.items()}

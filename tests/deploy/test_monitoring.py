@@ -314,7 +314,10 @@ def metric_names(expr: str) -> set[str]:
 
 
 def test_metric_name_reader() -> None:
-    expr = 'histogram_quantile(0.9, sum by (pod, le) (rate(a_bucket{x="b c", le=~"1"}[5m]))) / on (pod) group_left b_total > 1e3 and c'
+    expr = (
+        'histogram_quantile(0.9, sum by (pod, le) (rate(a_bucket{x="b c", le=~"1"}[5m]))) '
+        "/ on (pod) group_left b_total > 1e3 and c"
+    )
     assert metric_names(expr) == {"a_bucket", "b_total", "c"}
     assert {
         "drkernel_rpc_total",

@@ -183,7 +183,9 @@ def test_model_info_health_and_metrics(server: Served) -> None:
     ):
         line = next(line for line in text.splitlines() if line.startswith(name))
         assert float(line.split()[-1]) >= 0
-    generated = next(l for l in text.splitlines() if l.startswith('drkernel_policy_tokens_total{kind="generated"}'))
+    generated = next(
+        line for line in text.splitlines() if line.startswith('drkernel_policy_tokens_total{kind="generated"}')
+    )
     assert float(generated.split()[-1]) >= 8
 
 

@@ -108,7 +108,7 @@ def test_a_missing_level_falls_back_to_the_other():
 
 def test_invalid_arguments():
     with pytest.raises(ValueError, match="level3/1_MLP"):
-        TaskSampler(L1 + ["level3/1_MLP"], seed=0, curriculum=ON, tasks_per_step=1)
+        TaskSampler([*L1, "level3/1_MLP"], seed=0, curriculum=ON, tasks_per_step=1)
     TaskSampler(["level3/1_MLP"], seed=0, curriculum=OFF, tasks_per_step=1)  # no levels needed without it
     with pytest.raises(ValueError, match="no tasks"):
         TaskSampler([], seed=0, curriculum=OFF, tasks_per_step=1)

@@ -113,9 +113,9 @@ def test_lengths_are_validated():
     with pytest.raises(ValueError, match="4 rows, expected 5"):
         mrs_decisions(rows, learner[:4], MrsSettings())
     learner[1] = learner[1][:3]
-    with pytest.raises(ValueError, match="row 1 .*4 completion tokens, 4 sampler and 3 learner"):
+    with pytest.raises(ValueError, match=r"row 1 .*4 completion tokens, 4 sampler and 3 learner"):
         mrs_decisions(rows, learner, MrsSettings())
     rows, learner = _step()
     rows[0].sampler_logprobs.append(-1.0)
-    with pytest.raises(ValueError, match="row 0 .*1 completion tokens, 2 sampler and 1 learner"):
+    with pytest.raises(ValueError, match=r"row 0 .*1 completion tokens, 2 sampler and 1 learner"):
         mrs_decisions(rows, learner, MrsSettings())
