@@ -103,9 +103,9 @@ def _describe(error: BaseException) -> tuple[str, int]:
     if isinstance(error, CliError):
         return str(error), error.exit_code
     if isinstance(error, grpc.RpcError):
-        code = error.code()  # type: ignore[attr-defined]
+        code = error.code()
         exit_code = EXIT_USAGE if code == grpc.StatusCode.INVALID_ARGUMENT else EXIT_SERVER
-        return f"server answered {code.name}: {error.details()}", exit_code  # type: ignore[attr-defined]
+        return f"server answered {code.name}: {error.details()}", exit_code
     if isinstance(error, ValidationError):
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

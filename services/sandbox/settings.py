@@ -58,18 +58,12 @@ class CorrectnessSettings(Section):
     dtype_cpu: Literal["float16", "bfloat16"] = Field(
         "float16", description="Other dtype tried on CPU; the interpreter mishandles bfloat16."
     )
-    tolerances: dict[str, Tolerance] = Field(
-        default_factory=_default_tolerances, description="Per output dtype."
-    )
+    tolerances: dict[str, Tolerance] = Field(default_factory=_default_tolerances, description="Per output dtype.")
     size_constant_min: int = Field(
         8, ge=2, description="Module-level integers at least this large are treated as sizes."
     )
-    tiny_size: int = Field(
-        4, ge=1, description="Sizes are capped at this in the tiny run (raised if the task needs)."
-    )
-    stop_at_first_failure: bool = Field(
-        True, description="Stop checking variants after the first failure."
-    )
+    tiny_size: int = Field(4, ge=1, description="Sizes are capped at this in the tiny run (raised if the task needs).")
+    stop_at_first_failure: bool = Field(True, description="Stop checking variants after the first failure.")
     late_write_wait_seconds: float = Field(
         0.05, ge=0, description="Wait before re-reading outputs to catch writes after return."
     )
@@ -99,12 +93,8 @@ class TimingSettings(Section):
             "below this (1.253 * stdev / sqrt(n) / median); 0 always runs every trial."
         ),
     )
-    cpu_trials: int = Field(
-        3, ge=1, description="Timed runs on CPU, where timing is reported but never valid."
-    )
-    trim_fraction: float = Field(
-        0.1, ge=0, lt=0.5, description="Share cut from each end for the trimmed mean."
-    )
+    cpu_trials: int = Field(3, ge=1, description="Timed runs on CPU, where timing is reported but never valid.")
+    trim_fraction: float = Field(0.1, ge=0, lt=0.5, description="Share cut from each end for the trimmed mean.")
     min_trial_us: float = Field(
         1000.0,
         gt=0,
@@ -128,9 +118,7 @@ class TimingSettings(Section):
     long_call_us: float = Field(
         1000.0, gt=0, description="Calls longer than this need only three warm-up trials, not warmup_trials."
     )
-    l2_flush_bytes: int = Field(
-        256 * 2**20, ge=0, description="Bytes written before every trial to flush L2."
-    )
+    l2_flush_bytes: int = Field(256 * 2**20, ge=0, description="Bytes written before every trial to flush L2.")
     side_stream_slack_us: float = Field(
         20.0,
         ge=0,
@@ -152,6 +140,10 @@ class TimingSettings(Section):
     )
 
 
+def _default_stage_credit() -> dict[StageName, float]:
+    return {"syntax": 0.0, "load": 0.1, "compile": 0.3, "tiny_run": 0.5, "correctness": 0.7}
+
+
 class RewardSettings(Section):
     """The reward function (services/sandbox/reward.py, docs/EVALUATION.md)."""
 
@@ -167,13 +159,7 @@ class RewardSettings(Section):
         False, description="Give failed (non-hacked) candidates credit for the stages passed."
     )
     stage_credit: dict[StageName, float] = Field(
-        default_factory=lambda: {
-            "syntax": 0.0,
-            "load": 0.1,
-            "compile": 0.3,
-            "tiny_run": 0.5,
-            "correctness": 0.7,
-        },
+        default_factory=_default_stage_credit,
         description="Share of correct_weight granted for the furthest stage passed.",
     )
 
@@ -188,13 +174,9 @@ class IsolationSettings(Section):
             "auto: bubblewrap when installed, else none with a loud warning."
         ),
     )
-    uid_base: int = Field(
-        61000, ge=1000, description="When run as root, worker slot i drops to uid_base + i."
-    )
+    uid_base: int = Field(61000, ge=1000, description="When run as root, worker slot i drops to uid_base + i.")
     seccomp: bool = Field(True, description="Install the seccomp filter in candidates.")
-    memory_bytes: int = Field(
-        8 * 2**30, gt=0, description="Address-space limit of a CPU candidate process."
-    )
+    memory_bytes: int = Field(8 * 2**30, gt=0, description="Address-space limit of a CPU candidate process.")
     judge_memory_bytes: int = Field(
         24 * 2**30,
         gt=0,
@@ -208,9 +190,7 @@ class IsolationSettings(Section):
         ),
     )
     cpu_seconds: int = Field(600, gt=0, description="CPU-time limit of a candidate process.")
-    max_processes: int = Field(
-        512, gt=0, description="Processes and threads of the sandbox user (RLIMIT_NPROC)."
-    )
+    max_processes: int = Field(512, gt=0, description="Processes and threads of the sandbox user (RLIMIT_NPROC).")
     max_open_files: int = Field(1024, gt=0, description="Open file descriptors.")
     max_file_bytes: int = Field(512 * 2**20, gt=0, description="Largest file it may write.")
     max_stderr_bytes: int = Field(
@@ -242,17 +222,11 @@ class SandboxSettings(Section):
             "may be running on the same GPU."
         ),
     )
-    queue_capacity: int = Field(
-        256, ge=1, description="Requests that may wait for a worker before refusals."
-    )
-    retry_pushback_ms: int = Field(
-        500, ge=0, description="Retry hint sent with RESOURCE_EXHAUSTED."
-    )
+    queue_capacity: int = Field(256, ge=1, description="Requests that may wait for a worker before refusals.")
+    retry_pushback_ms: int = Field(500, ge=0, description="Retry hint sent with RESOURCE_EXHAUSTED.")
     default_timeout_seconds: float = Field(180.0, gt=0, description="Per evaluation.")
     max_timeout_seconds: float = Field(1800.0, gt=0, description="Cap on requested timeouts.")
-    max_source_bytes: int = Field(
-        512 * 2**10, gt=0, description="Largest reference or candidate source accepted."
-    )
+    max_source_bytes: int = Field(512 * 2**10, gt=0, description="Largest reference or candidate source accepted.")
     seed: int = Field(42, ge=0, description="Default base seed.")
     max_output_bytes: int = Field(
         32 * 2**30, gt=0, description="Largest total output a candidate may hand back per run."
@@ -263,9 +237,7 @@ class SandboxSettings(Section):
     judge_max_evaluations: int = Field(
         200, ge=1, description="A judge process is replaced after this many evaluations."
     )
-    reference_cache_bytes: int = Field(
-        8 * 2**30, ge=0, description="Reference outputs kept per judge for reuse."
-    )
+    reference_cache_bytes: int = Field(8 * 2**30, ge=0, description="Reference outputs kept per judge for reuse.")
     device_memory_bytes: int | None = Field(
         None,
         gt=0,
@@ -274,9 +246,7 @@ class SandboxSettings(Section):
             "memory of the GPU. Set it to share a GPU with other work, or to try the planner on CPU."
         ),
     )
-    work_dir: Path = Field(
-        Path("/tmp/drkernel"), description="Scratch space and compile caches of workers."
-    )
+    work_dir: Path = Field(Path("/tmp/drkernel"), description="Scratch space and compile caches of workers.")
     kernel_cache_bytes: int = Field(
         2**30,
         ge=0,
@@ -298,7 +268,5 @@ class SandboxSettings(Section):
     @model_validator(mode="after")
     def _timeouts_ordered(self) -> SandboxSettings:
         if self.default_timeout_seconds > self.max_timeout_seconds:
-            raise ValueError(
-                "sandbox.default_timeout_seconds must not exceed sandbox.max_timeout_seconds"
-            )
+            raise ValueError("sandbox.default_timeout_seconds must not exceed sandbox.max_timeout_seconds")
         return self
