@@ -136,11 +136,12 @@ def print_table(rows: list[dict[str, object]]) -> None:
         candidate = corpus.declared(CORPORA / str(r["corpus"]) / f"{r['name']}.py")
         twin = by_name.get((r["corpus"], Path(candidate.baseline).stem))
         if twin and twin.get("speedup"):
-            ratio = float(r.get("speedup") or 0) / float(twin["speedup"])  # type: ignore[arg-type]
+            speedup, twin_speedup = float(r.get("speedup") or 0), float(twin["speedup"])  # type: ignore[arg-type]
+            ratio = speedup / twin_speedup
             print(
-                f"no gain check: {r['name']} speedup {float(r.get('speedup') or 0):.3f} vs honest twin "
-                f"{float(twin['speedup']):.3f} (ratio {ratio:.3f}; at most 1.10 passes)"
-            )  # type: ignore[arg-type]
+                f"no gain check: {r['name']} speedup {speedup:.3f} vs honest twin "
+                f"{twin_speedup:.3f} (ratio {ratio:.3f}; at most 1.10 passes)"
+            )
 
 
 if __name__ == "__main__":
