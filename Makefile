@@ -7,7 +7,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 PROTOS := $(wildcard protos/drkernel/v1/*.proto)
 
-.PHONY: venv demo test test-gpu test-vllm protos check-protos lint-protos system-deps clean
+.PHONY: venv demo test test-gpu test-vllm lint fmt protos check-protos lint-protos system-deps clean
 
 ## venv: create or update .venv with the CPU dependencies (idempotent)
 venv: $(STAMP)
@@ -35,12 +35,23 @@ check-protos: venv
 lint-protos: venv
 	npx --no-install buf lint && echo "buf lint: clean"
 
+## lint: ruff (lint rules and the format check) and mypy, as configured in pyproject.toml
+lint: venv
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
+
+## fmt: apply ruff's safe fixes, then its formatting
+fmt: venv
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
+
 ## demo: set up, start a local sandbox server, judge the built-in suite and some broken candidates
 demo: venv
 	$(PY) -m services.sandbox.demo
 
-## test: set up, then proto lint, stub check and the whole CPU test suite
-test: venv lint-protos check-protos
+## test: set up, then static checks, proto lint, stub check and the whole CPU test suite
+test: venv lint lint-protos check-protos
 	$(PY) -m pytest
 
 ## test-gpu: the GPU-marked tests (on a machine with CUDA)
@@ -64,4 +75,4 @@ system-deps:
 	@scripts/system-deps.sh
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) node_modules .pytest_cache
+	rm -rf $(VENV) $(VLLM_VENV) node_modules .pytest_cache .ruff_cache .mypy_cache

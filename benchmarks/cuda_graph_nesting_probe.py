@@ -63,7 +63,7 @@ def probe(path: Path, case: str, calls: int, shape: tuple[int, ...]) -> dict[str
         return [[torch.randn(*shape, device=device)] for _ in range(calls)]
 
     def error_of(outputs: list[list[torch.Tensor]], inputs: list[list[torch.Tensor]]) -> float:
-        return max(float((o[0] - torch.relu(i[0])).abs().max()) for o, i in zip(outputs, inputs))
+        return max(float((o[0] - torch.relu(i[0])).abs().max()) for o, i in zip(outputs, inputs, strict=True))
 
     try:
         if case == "warm":
@@ -110,10 +110,13 @@ def main() -> int:
         for case in ("warm", "cold"):
             done = subprocess.run(
                 [sys.executable, __file__, file, "--case", case, "--calls", str(args.calls), "--shape", args.shape],
-                capture_output=True, text=True, timeout=300,
+                capture_output=True,
+                text=True,
+                timeout=300,
             )
-            line = done.stdout.strip().splitlines()[-1:] or [json.dumps(
-                {"file": file, "case": case, "exit": done.returncode, "stderr": done.stderr.strip()[-300:]})]
+            line = done.stdout.strip().splitlines()[-1:] or [
+                json.dumps({"file": file, "case": case, "exit": done.returncode, "stderr": done.stderr.strip()[-300:]})
+            ]
             print(line[0], flush=True)
     return 0
 

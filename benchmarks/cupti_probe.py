@@ -24,7 +24,9 @@ def main() -> None:
 
     def profile_once(label: str) -> None:
         begin = time.perf_counter()
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]):
+        with torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        ):
             if torch.cuda.is_initialized():
                 (torch.ones(1024, device="cuda") * 2).sum().item()
         seconds[label] = time.perf_counter() - begin

@@ -27,12 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from services.sandbox.client import LocalSandbox  # noqa: E402
-from drkernel.config import LogSettings  # noqa: E402
-from drkernel.logs import configure_logging  # noqa: E402
-from drkernel.v1 import common_pb2  # noqa: E402
-from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
-from tests.sandbox import corpus  # noqa: E402
+from drkernel.logs import configure_logging
+from drkernel.sections import LogSettings
+from drkernel.v1 import common_pb2
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.client import LocalSandbox
+from tests.sandbox import corpus
 
 CORPORA = ROOT / "tests" / "sandbox"
 
@@ -40,17 +40,29 @@ CORPORA = ROOT / "tests" / "sandbox"
 def row(corpus_name: str, candidate: corpus.Candidate, response: corpus.Outcome) -> dict[str, object]:
     matched = corpus.matches(candidate, response)
     record: dict[str, object] = {
-        "corpus": corpus_name, "name": candidate.name, "task": candidate.task, "expect": candidate.expect,
-        "matched": matched, "documented_gap": candidate.gap,
+        "corpus": corpus_name,
+        "name": candidate.name,
+        "task": candidate.task,
+        "expect": candidate.expect,
+        "matched": matched,
+        "documented_gap": candidate.gap,
     }
     if isinstance(response, pb.EvaluateResponse):
         record.update(
-            verdict=pb.Verdict.Name(response.verdict), speedup=response.speedup, timing_valid=response.timing.valid,
-            candidate_median_us=response.timing.candidate.median_us, reference_median_us=response.timing.reference.median_us,
-            calls_per_trial=response.timing.calls_per_trial, cuda_graph=response.timing.cuda_graph,
-            timing_method=response.timing.method, coverage=response.coverage, reward=response.reward,
-            hack_reasons=list(response.hack_reasons), error=response.error[:600],
-            evaluation_seconds=response.evaluation_seconds, device=response.device_name,
+            verdict=pb.Verdict.Name(response.verdict),
+            speedup=response.speedup,
+            timing_valid=response.timing.valid,
+            candidate_median_us=response.timing.candidate.median_us,
+            reference_median_us=response.timing.reference.median_us,
+            calls_per_trial=response.timing.calls_per_trial,
+            cuda_graph=response.timing.cuda_graph,
+            timing_method=response.timing.method,
+            coverage=response.coverage,
+            reward=response.reward,
+            hack_reasons=list(response.hack_reasons),
+            error=response.error[:600],
+            evaluation_seconds=response.evaluation_seconds,
+            device=response.device_name,
         )
     else:
         record.update(verdict="RPC_" + response.code().name, error=(response.details() or "")[:600])
@@ -60,7 +72,9 @@ def row(corpus_name: str, candidate: corpus.Candidate, response: corpus.Outcome)
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="Directory for hack_gpu_check.jsonl.")
-    parser.add_argument("--corpora", default="hacks_gpu,hacks,legit", help="Comma-separated directories under tests/sandbox.")
+    parser.add_argument(
+        "--corpora", default="hacks_gpu,hacks,legit", help="Comma-separated directories under tests/sandbox."
+    )
     parser.add_argument("--timing-trials", type=int, default=20)
     parser.add_argument("--warmup-trials", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900.0, help="Seconds per evaluation.")
@@ -68,9 +82,16 @@ def main() -> int:
     configure_logging(LogSettings(level="warning", format="console"))
     args.out.mkdir(parents=True, exist_ok=True)
     sandbox = LocalSandbox(
-        device="cuda", cpu_workers=1, default_timeout_seconds=args.timeout, max_timeout_seconds=max(args.timeout, 1800.0),
+        device="cuda",
+        cpu_workers=1,
+        default_timeout_seconds=args.timeout,
+        max_timeout_seconds=max(args.timeout, 1800.0),
     )
-    options = {"device": common_pb2.DEVICE_CUDA, "timing_trials": args.timing_trials, "warmup_trials": args.warmup_trials}
+    options = {
+        "device": common_pb2.DEVICE_CUDA,
+        "timing_trials": args.timing_trials,
+        "warmup_trials": args.warmup_trials,
+    }
     rows: list[dict[str, object]] = []
     written = threading.Lock()
     with (args.out / "hack_gpu_check.jsonl").open("w") as log:
@@ -78,7 +99,12 @@ def main() -> int:
             candidates = {c.name: c for c in corpus.load(CORPORA / corpus_name)}
             requests = [c.request(request_id=f"{corpus_name}/{c.name}", **options) for c in candidates.values()]
 
-            def keep(request_id: str, outcome: corpus.Outcome, corpus_name: str = corpus_name) -> None:
+            def keep(
+                request_id: str,
+                outcome: corpus.Outcome,
+                corpus_name: str = corpus_name,
+                candidates: dict[str, corpus.Candidate] = candidates,
+            ) -> None:
                 record = row(corpus_name, candidates[request_id.split("/", 1)[1]], outcome)
                 with written:  # as each finishes: a run cut by its time limit keeps what it judged
                     rows.append(record)
@@ -97,8 +123,12 @@ def print_table(rows: list[dict[str, object]]) -> None:
     for r in rows:
         match = "yes" if r["matched"] else ("gap" if r["documented_gap"] else "NO")
         why = (r.get("hack_reasons") or [r.get("error") or ""])[0]  # type: ignore[index]
-        print(f"{r['corpus']}/{r['name']:<{41 - len(str(r['corpus']))}} {r['expect']:<14} {str(r['verdict']).removeprefix('VERDICT_'):<22} "
-              f"{match:<5} {float(r.get('speedup') or 0):>8.3f} {float(r.get('coverage') or 0):>6.2f}  {str(why).splitlines()[0][:90] if why else ''}")
+        print(
+            f"{r['corpus']}/{r['name']:<{41 - len(str(r['corpus']))}} {r['expect']:<14} "
+            f"{str(r['verdict']).removeprefix('VERDICT_'):<22} "
+            f"{match:<5} {float(r.get('speedup') or 0):>8.3f} {float(r.get('coverage') or 0):>6.2f}  "
+            f"{str(why).splitlines()[0][:90] if why else ''}"
+        )
     by_name = {(r["corpus"], r["name"]): r for r in rows}
     for r in rows:
         if r["expect"] != "no gain":
@@ -106,9 +136,12 @@ def print_table(rows: list[dict[str, object]]) -> None:
         candidate = corpus.declared(CORPORA / str(r["corpus"]) / f"{r['name']}.py")
         twin = by_name.get((r["corpus"], Path(candidate.baseline).stem))
         if twin and twin.get("speedup"):
-            ratio = float(r.get("speedup") or 0) / float(twin["speedup"])  # type: ignore[arg-type]
-            print(f"no gain check: {r['name']} speedup {float(r.get('speedup') or 0):.3f} vs honest twin "
-                  f"{float(twin['speedup']):.3f} (ratio {ratio:.3f}; at most 1.10 passes)")  # type: ignore[arg-type]
+            speedup, twin_speedup = float(r.get("speedup") or 0), float(twin["speedup"])  # type: ignore[arg-type]
+            ratio = speedup / twin_speedup
+            print(
+                f"no gain check: {r['name']} speedup {speedup:.3f} vs honest twin "
+                f"{twin_speedup:.3f} (ratio {ratio:.3f}; at most 1.10 passes)"
+            )
 
 
 if __name__ == "__main__":

@@ -64,8 +64,8 @@ import tempfile
 import threading
 import time
 import types
-from dataclasses import asdict, dataclass, field
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +75,9 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drkernel.v1 import common_pb2  # noqa: E402
-from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
-from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
-from services.sandbox.task_source import with_constants  # noqa: E402
+from drkernel.v1 import common_pb2, sandbox_pb2_grpc
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.task_source import with_constants
 
 CORPUS = ROOT / "benchmarks" / "kernelbench"
 SOLUTIONS = CORPUS / "solutions"
@@ -186,8 +185,7 @@ def declared_flaw(path: Path) -> tuple[str, str, str]:
     flaw = re.search(r"^flaw: (\w+): (.+)$", doc, re.MULTILINE)
     expect = re.search(r"^kernelbench: (pass|fail)\b", doc, re.MULTILINE)
     if not flaw or flaw.group(1) not in FLAW_KINDS or not expect:
-        raise ValueError(f"{path}: the docstring must declare 'flaw: <kind>: <what>' "
-                         "and 'kernelbench: pass|fail'")
+        raise ValueError(f"{path}: the docstring must declare 'flaw: <kind>: <what>' and 'kernelbench: pass|fail'")
     return flaw.group(1), flaw.group(2).strip(), expect.group(1)
 
 
@@ -249,7 +247,11 @@ class Row:
 
 
 def request(
-    candidate: Candidate, task_source: str, profile: str, device: int, timeout: float,
+    candidate: Candidate,
+    task_source: str,
+    profile: str,
+    device: int,
+    timeout: float,
 ) -> pb.EvaluateRequest:
     """The EvaluateRequest for one candidate under one profile, with server-default timing."""
     return pb.EvaluateRequest(
@@ -258,7 +260,9 @@ def request(
         candidate_source=candidate.path.read_text(),
         task_name=candidate.problem.key,
         options=pb.EvaluateOptions(
-            device=device, timeout_seconds=timeout, correctness_profile=PROFILES[profile],
+            device=device,
+            timeout_seconds=timeout,
+            correctness_profile=PROFILES[profile],
         ),
     )
 
@@ -266,8 +270,12 @@ def request(
 def drkernel_result(response: pb.EvaluateResponse | grpc.RpcError, wall_seconds: float) -> DrkernelResult:
     """The fields of one Evaluate answer (or its RPC error) that the report keeps."""
     if isinstance(response, grpc.RpcError):
-        return DrkernelResult(verdict="RPC_" + response.code().name, correct=False,
-                              error=(response.details() or "")[:2000], wall_seconds=wall_seconds)
+        return DrkernelResult(
+            verdict="RPC_" + response.code().name,
+            correct=False,
+            error=(response.details() or "")[:2000],
+            wall_seconds=wall_seconds,
+        )
     return DrkernelResult(
         verdict=pb.Verdict.Name(response.verdict),
         correct=response.verdict == pb.VERDICT_CORRECT,
@@ -277,8 +285,11 @@ def drkernel_result(response: pb.EvaluateResponse | grpc.RpcError, wall_seconds:
         coverage=response.coverage,
         error=response.error[:2000],
         hack_reasons=list(response.hack_reasons),
-        failed_checks=[f"{pb.InputVariant.Name(c.variant)} {c.description}: {c.message[:300]}"
-                       for c in response.checks if not c.passed and not c.skipped],
+        failed_checks=[
+            f"{pb.InputVariant.Name(c.variant)} {c.description}: {c.message[:300]}"
+            for c in response.checks
+            if not c.passed and not c.skipped
+        ],
         evaluation_seconds=response.evaluation_seconds,
         queue_seconds=response.queue_seconds,
         wall_seconds=wall_seconds,
@@ -287,7 +298,10 @@ def drkernel_result(response: pb.EvaluateResponse | grpc.RpcError, wall_seconds:
 
 
 def judge_drkernel(
-    address: str, requests: list[pb.EvaluateRequest], in_flight: int, timeout: float,
+    address: str,
+    requests: list[pb.EvaluateRequest],
+    in_flight: int,
+    timeout: float,
     on_result: Callable[[str, DrkernelResult], None],
 ) -> None:
     """Sends the requests with ``in_flight`` unary calls at a time; ``on_result`` gets each
@@ -314,8 +328,12 @@ def judge_drkernel(
 
 
 def run_drkernel(
-    cands: list[Candidate], tasks: dict[str, str], device: str, timeout: float,
-    on_result: Callable[[str, DrkernelResult], None], profiles: dict[str, tuple[str, ...]] | None = None,
+    cands: list[Candidate],
+    tasks: dict[str, str],
+    device: str,
+    timeout: float,
+    on_result: Callable[[str, DrkernelResult], None],
+    profiles: dict[str, tuple[str, ...]] | None = None,
 ) -> None:
     """Both profiles (or those ``profiles`` names for a candidate) for every candidate, in order,
     through a sandbox server on loopback: sequentially on a GPU (so that each latency is one
@@ -326,12 +344,18 @@ def run_drkernel(
     device_enum = common_pb2.DEVICE_CPU if device == "cpu" else common_pb2.DEVICE_CUDA
     requests = [
         request(c, tasks[c.problem.key], profile, device_enum, timeout)
-        for c in cands for profile in (profiles or {}).get(c.name, tuple(PROFILES))
+        for c in cands
+        for profile in (profiles or {}).get(c.name, tuple(PROFILES))
     ]
     # A work directory of its own: no compiled-kernel cache entries from other runs or versions.
     with tempfile.TemporaryDirectory(prefix="kernelbench-parity-") as work_dir:
-        sandbox = LocalSandbox(device=device, cpu_workers=workers, default_timeout_seconds=timeout,
-                               max_timeout_seconds=max(timeout, 1800.0), work_dir=Path(work_dir))
+        sandbox = LocalSandbox(
+            device=device,
+            cpu_workers=workers,
+            default_timeout_seconds=timeout,
+            max_timeout_seconds=max(timeout, 1800.0),
+            work_dir=Path(work_dir),
+        )
         try:
             judge_drkernel(sandbox.address, requests, in_flight=workers, timeout=timeout + 600, on_result=on_result)
         finally:
@@ -378,7 +402,11 @@ def _stub_module(name: str) -> types.ModuleType:
 
 
 def kernelbench_worker(
-    kernelbench_dir: str, task_source: str, candidate_source: str, perf_trials: int, connection: Any,
+    kernelbench_dir: str,
+    task_source: str,
+    candidate_source: str,
+    perf_trials: int,
+    connection: Any,
 ) -> None:
     """Child process: one ``eval_kernel_against_ref`` call; sends (result dict, stubs) back.
     KernelBench prints to stdout, which goes to stderr here so the table stays clean."""
@@ -387,9 +415,15 @@ def kernelbench_worker(
         import torch
 
         wanted = dict(
-            seed_num=42, num_correct_trials=KB_CORRECT_TRIALS, num_perf_trials=perf_trials,
-            measure_performance=True, timing_method="cuda_event", verbose=False, device=0,
-            backend="triton", precision=torch.float32,
+            seed_num=42,
+            num_correct_trials=KB_CORRECT_TRIALS,
+            num_perf_trials=perf_trials,
+            measure_performance=True,
+            timing_method="cuda_event",
+            verbose=False,
+            device=0,
+            backend="triton",
+            precision=torch.float32,
         )
         accepted = inspect.signature(kb_eval.eval_kernel_against_ref).parameters
         kwargs = {k: v for k, v in wanted.items() if k in accepted}
@@ -398,11 +432,14 @@ def kernelbench_worker(
             outcome = kb_eval.eval_kernel_against_ref(task_source, candidate_source, **kwargs)
             timed = outcome.runtime > 0 and outcome.ref_runtime > 0
             result = KernelBenchResult(
-                compiled=outcome.compiled, correctness=outcome.correctness, runtime_us=outcome.runtime,
-                ref_runtime_us=outcome.ref_runtime, speedup=outcome.ref_runtime / outcome.runtime if timed else 0.0,
+                compiled=outcome.compiled,
+                correctness=outcome.correctness,
+                runtime_us=outcome.runtime,
+                ref_runtime_us=outcome.ref_runtime,
+                speedup=outcome.ref_runtime / outcome.runtime if timed else 0.0,
                 metadata=json.loads(json.dumps(outcome.metadata, default=str)),
             )
-        except Exception as error:  # the harness itself raised (e.g. a constructor's TypeError)
+        except Exception as error:  # noqa: BLE001 - the harness itself raised (e.g. a constructor's TypeError)
             result = KernelBenchResult(harness_error=f"{type(error).__name__}: {error}"[:2000])
         result.wall_seconds = time.perf_counter() - start
         result.metadata["kwargs"] = sorted(kwargs)
@@ -411,13 +448,18 @@ def kernelbench_worker(
 
 
 def judge_kernelbench_one(
-    kernelbench_dir: Path, task_source: str, candidate_source: str, timeout: float, perf_trials: int,
+    kernelbench_dir: Path,
+    task_source: str,
+    candidate_source: str,
+    timeout: float,
+    perf_trials: int,
 ) -> tuple[KernelBenchResult, list[str]]:
     """Runs ``kernelbench_worker`` in a fresh spawned process with a deadline."""
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(
-        target=kernelbench_worker, args=(str(kernelbench_dir), task_source, candidate_source, perf_trials, sender),
+        target=kernelbench_worker,
+        args=(str(kernelbench_dir), task_source, candidate_source, perf_trials, sender),
     )
     process.start()
     sender.close()
@@ -436,8 +478,13 @@ def judge_kernelbench_one(
 
 
 def run_kernelbench(
-    cands: list[Candidate], tasks: dict[str, str], kernelbench_dir: Path, timeout: float, perf_trials: int,
-    workers: int, on_result: Callable[[str, KernelBenchResult, list[str]], None],
+    cands: list[Candidate],
+    tasks: dict[str, str],
+    kernelbench_dir: Path,
+    timeout: float,
+    perf_trials: int,
+    workers: int,
+    on_result: Callable[[str, KernelBenchResult, list[str]], None],
 ) -> None:
     """One KernelBench evaluation per candidate, ``workers`` processes at a time (more than one
     shares the GPU, so its latencies and speedups are then not one evaluation's alone);
@@ -473,10 +520,16 @@ def note(row: Row, shrunk: bool) -> str:
     answers = {profile: result.correct for profile, result in row.drkernel.items()}
     if row.kernelbench is not None:
         answers["KernelBench"] = row.kernelbench.correctness and not row.kernelbench.harness_error
-    unexpected = [f"{judge} {'accepts' if correct else 'rejects'}" for judge, correct in answers.items()
-                  if row.expected_correct[judge] not in (None, correct)]
-    unexpected += [f"{profile} profile not applied ({result.profile_applied})" for profile, result in row.drkernel.items()
-                   if result.profile_applied and result.profile_applied != pb.CorrectnessProfile.Name(PROFILES[profile])]
+    unexpected = [
+        f"{judge} {'accepts' if correct else 'rejects'}"
+        for judge, correct in answers.items()
+        if row.expected_correct[judge] not in (None, correct)
+    ]
+    unexpected += [
+        f"{profile} profile not applied ({result.profile_applied})"
+        for profile, result in row.drkernel.items()
+        if result.profile_applied and result.profile_applied != pb.CorrectnessProfile.Name(PROFILES[profile])
+    ]
     if unexpected:
         return "UNEXPECTED: " + ", ".join(unexpected)
     if row.flaw_kind is None:
@@ -491,8 +544,10 @@ def note(row: Row, shrunk: bool) -> str:
 def print_table(rows: list[Row]) -> None:
     """The agreement table, one candidate a line, then a summary and a legend."""
     width = max(len(r.candidate) for r in rows) + 1
-    print(f"{'candidate':<{width}} {'defect':<60} {'expect':<11} {'strict':<14} {'kb-profile':<14} "
-          f"{'KernelBench':<11} {'speedup':>7} {'kb-speedup':>10}  note")
+    print(
+        f"{'candidate':<{width}} {'defect':<60} {'expect':<11} {'strict':<14} {'kb-profile':<14} "
+        f"{'KernelBench':<11} {'speedup':>7} {'kb-speedup':>10}  note"
+    )
     for r in rows:
         defect = f"{r.flaw_kind}: {r.flaw}" if r.flaw_kind else "(honest)"
         expect = "correct" if r.flaw_kind is None else "incorrect"
@@ -500,13 +555,17 @@ def print_table(rows: list[Row]) -> None:
         speedup = f"{strict.speedup:.3f}" if strict and strict.speedup else "-"
         kb_speedup = f"{r.kernelbench.speedup:.3f}" if r.kernelbench and r.kernelbench.speedup else "-"
         verdicts = [r.drkernel[p].verdict.removeprefix("VERDICT_") if p in r.drkernel else "n/a" for p in PROFILES]
-        print(f"{r.candidate:<{width}} {defect[:60]:<60} {expect:<11} {verdicts[0]:<14} {verdicts[1]:<14} "
-              f"{kernelbench_word(r.kernelbench):<11} {speedup:>7} {kb_speedup:>10}  {r.note}")
+        print(
+            f"{r.candidate:<{width}} {defect[:60]:<60} {expect:<11} {verdicts[0]:<14} {verdicts[1]:<14} "
+            f"{kernelbench_word(r.kernelbench):<11} {speedup:>7} {kb_speedup:>10}  {r.note}"
+        )
     unexpected = sum(r.note.startswith("UNEXPECTED") for r in rows)
-    print(f"{len(rows)} candidates, {unexpected} unexpected. strict, kb-profile: drkernel's verdicts under "
-          "CORRECTNESS_PROFILE_STRICT and _KERNELBENCH; KernelBench: eval_kernel_against_ref; speedup: drkernel "
-          "(strict), kb-speedup: KernelBench's ref_runtime / runtime; 'expected: X blind to K' marks a documented "
-          "disagreement (a flaw of kind K that judge X does not look for).")
+    print(
+        f"{len(rows)} candidates, {unexpected} unexpected. strict, kb-profile: drkernel's verdicts under "
+        "CORRECTNESS_PROFILE_STRICT and _KERNELBENCH; KernelBench: eval_kernel_against_ref; speedup: drkernel "
+        "(strict), kb-speedup: KernelBench's ref_runtime / runtime; 'expected: X blind to K' marks a documented "
+        "disagreement (a flaw of kind K that judge X does not look for)."
+    )
 
 
 def task_sources(problems: list[Problem], kernelbench_dir: Path, shrink: bool) -> dict[str, str]:
@@ -522,8 +581,9 @@ def task_sources(problems: list[Problem], kernelbench_dir: Path, shrink: bool) -
 def git_commit(directory: Path) -> str:
     """The checkout's commit, or "" when it is not the top of a git work tree (e.g. a ``git
     archive`` extracted inside another repository)."""
-    done = subprocess.run(["git", "-C", str(directory), "rev-parse", "--show-toplevel", "HEAD"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "-C", str(directory), "rev-parse", "--show-toplevel", "HEAD"], capture_output=True, text=True
+    )
     lines = done.stdout.split()
     return lines[1] if done.returncode == 0 and Path(lines[0]) == directory.resolve() else ""
 
@@ -539,17 +599,25 @@ def merge(rows: dict[str, Row], report: dict[str, Any]) -> None:
         for profile, result in earlier["drkernel"].items():
             row.drkernel.setdefault(profile, DrkernelResult(**result))
         kernelbench = earlier["kernelbench"]
-        if row.kernelbench is None and kernelbench is not None and "out of memory" not in json.dumps(kernelbench).lower():
+        if (
+            row.kernelbench is None
+            and kernelbench is not None
+            and "out of memory" not in json.dumps(kernelbench).lower()
+        ):
             row.kernelbench = KernelBenchResult(**kernelbench)
 
 
 def save(path: Path, args: argparse.Namespace, rows: list[Row], stubs: list[str]) -> None:
     """Writes the report atomically (it is written after each harness)."""
     document = {
-        "device": args.device, "shrink": args.shrink, "kernelbench": str(args.kernelbench.resolve()),
+        "device": args.device,
+        "shrink": args.shrink,
+        "kernelbench": str(args.kernelbench.resolve()),
         "kernelbench_commit": git_commit(args.kernelbench),
-        "kernelbench_stubbed_modules": stubs, "kernelbench_correct_trials": KB_CORRECT_TRIALS,
-        "kernelbench_perf_trials": args.kb_perf_trials, "kernelbench_workers": args.kb_workers,
+        "kernelbench_stubbed_modules": stubs,
+        "kernelbench_correct_trials": KB_CORRECT_TRIALS,
+        "kernelbench_perf_trials": args.kb_perf_trials,
+        "kernelbench_workers": args.kb_workers,
         "rows": [asdict(r) for r in rows],
     }
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as handle:
@@ -592,29 +660,50 @@ def select(problems: str, named: str) -> tuple[list[Candidate], dict[str, tuple[
 def parse_args() -> argparse.Namespace:
     """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--kernelbench", type=Path, required=True,
-                        help="KernelBench checkout (its KernelBench/ problems and src/).")
+    parser.add_argument(
+        "--kernelbench", type=Path, required=True, help="KernelBench checkout (its KernelBench/ problems and src/)."
+    )
     parser.add_argument("--out", type=Path, required=True, help="Directory for kernelbench_parity.json.")
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    parser.add_argument("--shrink", action="store_true",
-                        help="Shrink every task's size constants (for the CPU interpreter).")
-    parser.add_argument("--problems", default="",
-                        help="Comma-separated keys (level1/19_ReLU,...); default: all.")
-    parser.add_argument("--candidates", default="",
-                        help="Comma-separated candidates (level2/59_Matmul_Swish_Scaling__nomask,...), judged in this "
-                             "order after those of --problems; NAME#strict or NAME#kernelbench: that drkernel "
-                             "profile only. Only the candidates chosen get rows in the report.")
+    parser.add_argument(
+        "--shrink", action="store_true", help="Shrink every task's size constants (for the CPU interpreter)."
+    )
+    parser.add_argument("--problems", default="", help="Comma-separated keys (level1/19_ReLU,...); default: all.")
+    parser.add_argument(
+        "--candidates",
+        default="",
+        help="Comma-separated candidates (level2/59_Matmul_Swish_Scaling__nomask,...), judged in this "
+        "order after those of --problems; NAME#strict or NAME#kernelbench: that drkernel "
+        "profile only. Only the candidates chosen get rows in the report.",
+    )
     parser.add_argument("--timeout", type=float, default=900.0, help="Seconds per evaluation, for each harness.")
-    parser.add_argument("--kb-perf-trials", type=int, default=KB_PERF_TRIALS,
-                        help="KernelBench's timed trials per evaluation (its run_and_check.py uses 100).")
-    parser.add_argument("--kb-workers", type=int, default=1,
-                        help="KernelBench evaluations at a time on the GPU (latencies then include sharing).")
-    parser.add_argument("--judges", choices=("both", "drkernel", "kernelbench"), default="both",
-                        help="Which harnesses this run uses (KernelBench's alone needs hours at full size: "
-                             "split the work over runs and --merge their reports).")
-    parser.add_argument("--merge", type=Path, nargs="*", default=[],
-                        help="Earlier reports (kernelbench_parity.json) whose results fill in, per candidate, "
-                             "what this run does not judge.")
+    parser.add_argument(
+        "--kb-perf-trials",
+        type=int,
+        default=KB_PERF_TRIALS,
+        help="KernelBench's timed trials per evaluation (its run_and_check.py uses 100).",
+    )
+    parser.add_argument(
+        "--kb-workers",
+        type=int,
+        default=1,
+        help="KernelBench evaluations at a time on the GPU (latencies then include sharing).",
+    )
+    parser.add_argument(
+        "--judges",
+        choices=("both", "drkernel", "kernelbench"),
+        default="both",
+        help="Which harnesses this run uses (KernelBench's alone needs hours at full size: "
+        "split the work over runs and --merge their reports).",
+    )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="Earlier reports (kernelbench_parity.json) whose results fill in, per candidate, "
+        "what this run does not judge.",
+    )
     args = parser.parse_args()
     if args.device == "cuda" and args.shrink:
         parser.error("--shrink is for --device cpu (KernelBench's harness must see the tasks unchanged)")
@@ -623,8 +712,8 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> int:
     args = parse_args()
-    from drkernel.config import LogSettings
     from drkernel.logs import configure_logging
+    from drkernel.sections import LogSettings
 
     configure_logging(LogSettings(level="warning", format="console"))
     cands, profiles = select(args.problems, args.candidates)
@@ -633,8 +722,14 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / "kernelbench_parity.json"
     rows = {
-        c.name: Row(c.name, c.problem.key, c.flaw_kind, c.flaw, c.kernelbench_expect,
-                    {judge: c.expected_correct(judge, args.shrink) for judge in JUDGES})
+        c.name: Row(
+            c.name,
+            c.problem.key,
+            c.flaw_kind,
+            c.flaw,
+            c.kernelbench_expect,
+            {judge: c.expected_correct(judge, args.shrink) for judge in JUDGES},
+        )
         for c in cands
     }
     print(f"{len(problems)} problems, {len(cands)} candidates, device {args.device}", file=sys.stderr)
@@ -666,8 +761,9 @@ def main() -> int:
     if args.judges in ("both", "drkernel"):
         run_drkernel(cands, tasks, args.device, args.timeout, drkernel_done, profiles)
     if args.device == "cuda" and args.judges in ("both", "kernelbench"):
-        run_kernelbench(cands, tasks, args.kernelbench, args.timeout, args.kb_perf_trials, args.kb_workers,
-                        kernelbench_done)
+        run_kernelbench(
+            cands, tasks, args.kernelbench, args.timeout, args.kb_perf_trials, args.kb_workers, kernelbench_done
+        )
     with lock:
         for c in cands:
             rows[c.name].note = note(rows[c.name], args.shrink)

@@ -32,10 +32,10 @@ from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-import torch  # noqa: E402
+import torch
 
-from services.policy.transformers_backend import TransformersBackend  # noqa: E402
-from services.policy.types import SamplingParams  # noqa: E402
+from services.policy.transformers_backend import TransformersBackend
+from services.policy.types import SamplingParams
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,14 @@ async def _sample(
 
 
 @torch.inference_mode()
-def _gap(model: torch.nn.Module, prompt: list[int], tokens: list[list[int]],
-         logprobs: list[list[float]], temperature: float, samples: int) -> float:
+def _gap(
+    model: torch.nn.Module,
+    prompt: list[int],
+    tokens: list[list[int]],
+    logprobs: list[list[float]],
+    temperature: float,
+    samples: int,
+) -> float:
     """Largest |service - reference| log-prob, one forward pass per sample (memory stays at
     one sequence's logits even for large vocabularies)."""
     device = next(model.parameters()).device
@@ -87,14 +93,22 @@ def _gap(model: torch.nn.Module, prompt: list[int], tokens: list[list[int]],
     for sampled, served in list(zip(tokens, logprobs, strict=True))[:samples]:
         ids = torch.tensor([prompt + sampled], device=device)
         logits = model(ids).logits[0, len(prompt) - 1 : -1].float() / temperature
-        reference = torch.log_softmax(logits, dim=-1).gather(1, ids[0, len(prompt):, None]).squeeze(1)
+        reference = torch.log_softmax(logits, dim=-1).gather(1, ids[0, len(prompt) :, None]).squeeze(1)
         gap = max(gap, (torch.tensor(served, device=device) - reference).abs().max().item())
     return gap
 
 
-def measure(backend: TransformersBackend, reference: torch.nn.Module, model_name: str, mode: str,
-            prompt: list[int], batches: list[int], max_tokens: int, temperature: float,
-            gap_samples: int) -> list[Row]:
+def measure(
+    backend: TransformersBackend,
+    reference: torch.nn.Module,
+    model_name: str,
+    mode: str,
+    prompt: list[int],
+    batches: list[int],
+    max_tokens: int,
+    temperature: float,
+    gap_samples: int,
+) -> list[Row]:
     import transformers
 
     info = backend.info()
@@ -105,12 +119,21 @@ def measure(backend: TransformersBackend, reference: torch.nn.Module, model_name
         tokens, logprobs, seconds = asyncio.run(_sample(backend, prompt, params))
         sampled = sum(len(t) for t in tokens)
         row = Row(
-            mode=mode, model=model_name, parameters=info.parameter_count, device=_device_name(info.device),
-            dtype=info.dtype, batch=batch, prompt_tokens=len(prompt), max_tokens=max_tokens,
-            temperature=temperature, sampled_tokens=sampled, seconds=seconds,
+            mode=mode,
+            model=model_name,
+            parameters=info.parameter_count,
+            device=_device_name(info.device),
+            dtype=info.dtype,
+            batch=batch,
+            prompt_tokens=len(prompt),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            sampled_tokens=sampled,
+            seconds=seconds,
             tokens_per_second=sampled / seconds,
             logprob_max_abs_gap=_gap(reference, prompt, tokens, logprobs, temperature or 1.0, gap_samples),
-            gap_samples=min(gap_samples, batch), torch=torch.__version__,
+            gap_samples=min(gap_samples, batch),
+            torch=torch.__version__,
             transformers=transformers.__version__,
         )
         print(json.dumps(asdict(row)), flush=True)
@@ -142,10 +165,21 @@ def run_cpu(args: argparse.Namespace) -> list[Row]:
     backend = TransformersBackend(model_dir, tokenizer, device="cpu", dtype="float32", max_batch_size=64)
     prompt = tokenizer.apply_chat_template(
         [{"role": "user", "content": "Write a Triton kernel that adds two vectors."}],
-        add_generation_prompt=True, tokenize=True, return_dict=False,
+        add_generation_prompt=True,
+        tokenize=True,
+        return_dict=False,
     )
-    return measure(backend, _reference(model_dir, "float32", "cpu"), MODEL_NAME, "cpu", list(prompt),
-                   args.batches or [1, 4, 16], args.max_tokens or 64, args.temperature, args.gap_samples)
+    return measure(
+        backend,
+        _reference(model_dir, "float32", "cpu"),
+        MODEL_NAME,
+        "cpu",
+        list(prompt),
+        args.batches or [1, 4, 16],
+        args.max_tokens or 64,
+        args.temperature,
+        args.gap_samples,
+    )
 
 
 def _word_level_tokenizer(vocab_size: int):  # type: ignore[no-untyped-def]
@@ -164,9 +198,17 @@ def run_gpu(args: argparse.Namespace) -> list[Row]:
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("gpu mode needs a CUDA GPU (--device cpu makes a slow dry run)")
     config = Qwen2Config(  # the shape of Qwen2.5-0.5B
-        vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
-        num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,
-        tie_word_embeddings=True, bos_token_id=0, eos_token_id=1, pad_token_id=1,
+        vocab_size=151936,
+        hidden_size=896,
+        intermediate_size=4864,
+        num_hidden_layers=24,
+        num_attention_heads=14,
+        num_key_value_heads=2,
+        max_position_embeddings=32768,
+        tie_word_embeddings=True,
+        bos_token_id=0,
+        eos_token_id=1,
+        pad_token_id=1,
     )
     torch.manual_seed(0)
     tokenizer = _word_level_tokenizer(config.vocab_size)
@@ -174,13 +216,23 @@ def run_gpu(args: argparse.Namespace) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="policy-bench-") as directory:
         Qwen2ForCausalLM(config).to(getattr(torch, args.dtype)).save_pretrained(directory)
         tokenizer.save_pretrained(directory)
-        backend = TransformersBackend(Path(directory), tokenizer, device=args.device, dtype=args.dtype,
-                                      max_batch_size=max(batches))
+        backend = TransformersBackend(
+            Path(directory), tokenizer, device=args.device, dtype=args.dtype, max_batch_size=max(batches)
+        )
         reference = _reference(Path(directory), args.dtype, args.device)
     generator = torch.Generator().manual_seed(1)
     prompt = torch.randint(2, config.vocab_size, (args.prompt_tokens,), generator=generator).tolist()
-    return measure(backend, reference, "random Qwen2.5-0.5B-shaped", "gpu", prompt, batches,
-                   args.max_tokens or 256, args.temperature, args.gap_samples)
+    return measure(
+        backend,
+        reference,
+        "random Qwen2.5-0.5B-shaped",
+        "gpu",
+        prompt,
+        batches,
+        args.max_tokens or 256,
+        args.temperature,
+        args.gap_samples,
+    )
 
 
 def table(rows: list[Row]) -> str:

@@ -26,14 +26,13 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from services.sandbox.client import LocalSandbox  # noqa: E402
-from drkernel.config import LogSettings  # noqa: E402
-from drkernel.logs import configure_logging  # noqa: E402
-from drkernel.v1 import common_pb2  # noqa: E402
-from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
-from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
-from services.sandbox.task_source import with_constants  # noqa: E402
-from services.sandbox.tasks import builtin_task  # noqa: E402
+from drkernel.logs import configure_logging
+from drkernel.sections import LogSettings
+from drkernel.v1 import common_pb2, sandbox_pb2_grpc
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.client import LocalSandbox
+from services.sandbox.task_source import with_constants
+from services.sandbox.tasks import builtin_task
 
 LAZY = ROOT / "tests" / "profiler" / "data" / "gemm_bias_relu_lazy.py"
 
@@ -71,8 +70,12 @@ def main() -> int:
             for attempt in range(args.repeats):
                 for skip_profile in (False, True):
                     options = pb.EvaluateOptions(device=device, skip_profile=skip_profile, skip_timing=attempt > 0)
-                    result = stub.Evaluate(pb.EvaluateRequest(request_id=name, reference_source=task,
-                                                              candidate_source=candidate, options=options), timeout=1800)
+                    result = stub.Evaluate(
+                        pb.EvaluateRequest(
+                            request_id=name, reference_source=task, candidate_source=candidate, options=options
+                        ),
+                        timeout=1800,
+                    )
                     seconds[skip_profile].append(result.evaluation_seconds)
                     if not skip_profile:
                         profile_stage += [s.elapsed_seconds for s in result.stages if s.stage == pb.STAGE_PROFILE]
@@ -80,26 +83,46 @@ def main() -> int:
             assert response is not None
             coverage = response.coverage
             row = {
-                "name": name, "verdict": pb.Verdict.Name(response.verdict), "coverage": coverage,
-                "speedup": response.speedup, "amdahl_bound": 1 / (1 - coverage) if coverage < 1 else float("inf"),
-                "reward": response.reward, "total_device_time_us": response.profile.total_device_time_us,
+                "name": name,
+                "verdict": pb.Verdict.Name(response.verdict),
+                "coverage": coverage,
+                "speedup": response.speedup,
+                "amdahl_bound": 1 / (1 - coverage) if coverage < 1 else float("inf"),
+                "reward": response.reward,
+                "total_device_time_us": response.profile.total_device_time_us,
                 "reference_total_device_time_us": response.profile.reference_total_device_time_us,
                 "kernels": [(k.name, k.is_candidate, k.device_time_us) for k in response.profile.kernels[:6]],
                 "profile_stage_seconds_median": statistics.median(profile_stage) if profile_stage else 0.0,
-                "evaluation_seconds_with_profile": seconds[False], "evaluation_seconds_without_profile": seconds[True],
+                "evaluation_seconds_with_profile": seconds[False],
+                "evaluation_seconds_without_profile": seconds[True],
                 "device": response.device_name,
             }
             rows.append(row)
             log.write(json.dumps(row) + "\n")
-            print(f"{name}: {row['verdict']} coverage={coverage:.4f} speedup={response.speedup:.3f}", file=sys.stderr, flush=True)
+            print(
+                f"{name}: {row['verdict']} coverage={coverage:.4f} speedup={response.speedup:.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
     sandbox.stop()
-    print(f"{'candidate':<24} {'verdict':<16} {'coverage':>9} {'speedup':>8} {'amdahl':>8} {'profile_s':>9} {'eval_s(+p)':>10} {'eval_s(-p)':>10}")
+    print(
+        f"{'candidate':<24} {'verdict':<16} {'coverage':>9} {'speedup':>8} {'amdahl':>8} {'profile_s':>9} "
+        f"{'eval_s(+p)':>10} {'eval_s(-p)':>10}"
+    )
     for row in rows:
         with_p = statistics.median(row["evaluation_seconds_with_profile"][1:] or row["evaluation_seconds_with_profile"])
-        without = statistics.median(row["evaluation_seconds_without_profile"][1:] or row["evaluation_seconds_without_profile"])
-        print(f"{row['name']:<24} {row['verdict'].removeprefix('VERDICT_'):<16} {row['coverage']:>9.4f} {row['speedup']:>8.3f} "
-              f"{row['amdahl_bound']:>8.3f} {row['profile_stage_seconds_median']:>9.3f} {with_p:>10.2f} {without:>10.2f}")
-        print("    top kernels: " + "; ".join(f"{n} ({'own' if own else 'torch'}) {t:.1f}us" for n, own, t in row["kernels"]))
+        without = statistics.median(
+            row["evaluation_seconds_without_profile"][1:] or row["evaluation_seconds_without_profile"]
+        )
+        print(
+            f"{row['name']:<24} {row['verdict'].removeprefix('VERDICT_'):<16} {row['coverage']:>9.4f} "
+            f"{row['speedup']:>8.3f} "
+            f"{row['amdahl_bound']:>8.3f} {row['profile_stage_seconds_median']:>9.3f} {with_p:>10.2f} {without:>10.2f}"
+        )
+        print(
+            "    top kernels: "
+            + "; ".join(f"{n} ({'own' if own else 'torch'}) {t:.1f}us" for n, own, t in row["kernels"])
+        )
     return 0
 
 

@@ -28,13 +28,12 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from services.sandbox.client import LocalSandbox  # noqa: E402
-from drkernel.config import LogSettings  # noqa: E402
-from drkernel.logs import configure_logging  # noqa: E402
-from drkernel.v1 import common_pb2  # noqa: E402
-from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
-from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
-from services.sandbox.tasks import builtin_tasks, kernelbench_problems  # noqa: E402
+from drkernel.logs import configure_logging
+from drkernel.sections import LogSettings
+from drkernel.v1 import common_pb2, sandbox_pb2_grpc
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.client import LocalSandbox
+from services.sandbox.tasks import builtin_tasks, kernelbench_problems
 
 SOLUTIONS = ROOT / "benchmarks" / "kernelbench" / "solutions"
 
@@ -63,7 +62,9 @@ def record(response: pb.EvaluateResponse, group: str, name: str, wall_seconds: f
     }
 
 
-def run_one(stub: sandbox_pb2_grpc.SandboxServiceStub, request: pb.EvaluateRequest) -> tuple[pb.EvaluateResponse, float]:
+def run_one(
+    stub: sandbox_pb2_grpc.SandboxServiceStub, request: pb.EvaluateRequest
+) -> tuple[pb.EvaluateResponse, float]:
     started = time.monotonic()
     response = stub.Evaluate(request, timeout=3600)
     return response, time.monotonic() - started
@@ -78,8 +79,12 @@ def main() -> int:
     parser.add_argument("--repeat-tasks", default="l1_relu,l1_softmax,l2_gemm_bias_relu,l1_matmul")
     parser.add_argument("--kernelbench", type=Path, help="KernelBench checkout (problems with our solutions).")
     parser.add_argument(
-        "--kernelbench-problems", default="",
-        help="Comma-separated level/name, e.g. level1/19_ReLU,level2/12_Gemm_Multiply_LeakyReLU (default: every level-1 solution).",
+        "--kernelbench-problems",
+        default="",
+        help=(
+            "Comma-separated level/name, e.g. level1/19_ReLU,level2/12_Gemm_Multiply_LeakyReLU "
+            "(default: every level-1 solution)."
+        ),
     )
     args = parser.parse_args()
     configure_logging(LogSettings(level="warning", format="console"))
@@ -93,26 +98,40 @@ def main() -> int:
         rows.append(row)
         log.write(json.dumps(row) + "\n")
         log.flush()
-        print(f"{row['group']:<10} {row['name']:<34} {row['verdict']:<18} speedup={row['speedup']:.3f} "
-              f"latency={row['evaluation_seconds']:.2f}s", file=sys.stderr, flush=True)
+        print(
+            f"{row['group']:<10} {row['name']:<34} {row['verdict']:<18} speedup={row['speedup']:.3f} "
+            f"latency={row['evaluation_seconds']:.2f}s",
+            file=sys.stderr,
+            flush=True,
+        )
 
     described = None
     with grpc.insecure_channel(sandbox.address) as channel:
         stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
         described = stub.Describe(pb.DescribeRequest())
-        tasks = [] if args.tasks == "none" else [
-            t for t in builtin_tasks() if args.tasks == "all" or t.name in args.tasks.split(",")
-        ]
+        tasks = (
+            []
+            if args.tasks == "none"
+            else [t for t in builtin_tasks() if args.tasks == "all" or t.name in args.tasks.split(",")]
+        )
         for task in tasks:
-            request = pb.EvaluateRequest(request_id=task.name, reference_source=task.source(),
-                                         candidate_source=task.solution.read_text(), options=pb.EvaluateOptions(device=device))
+            request = pb.EvaluateRequest(
+                request_id=task.name,
+                reference_source=task.source(),
+                candidate_source=task.solution.read_text(),
+                options=pb.EvaluateOptions(device=device),
+            )
             response, wall = run_one(stub, request)
             keep(record(response, "suite", task.name, wall))
         for name in [n for n in args.repeat_tasks.split(",") if n] if args.repeats else []:
             task = next(t for t in builtin_tasks() if t.name == name)
             for attempt in range(args.repeats):
-                request = pb.EvaluateRequest(request_id=f"{name}#{attempt}", reference_source=task.source(),
-                                             candidate_source=task.solution.read_text(), options=pb.EvaluateOptions(device=device))
+                request = pb.EvaluateRequest(
+                    request_id=f"{name}#{attempt}",
+                    reference_source=task.source(),
+                    candidate_source=task.solution.read_text(),
+                    options=pb.EvaluateOptions(device=device),
+                )
                 response, wall = run_one(stub, request)
                 keep(record(response, "repeat", name, wall))
         if args.kernelbench:
@@ -123,9 +142,13 @@ def main() -> int:
                 if not solution.is_file() or (wanted and key not in wanted) or (not wanted and problem.level != 1):
                     continue
                 for attempt in ("cold", "warm"):
-                    request = pb.EvaluateRequest(request_id=f"{problem.name}:{attempt}", task_name=problem.name,
-                                                 reference_source=problem.source(), candidate_source=solution.read_text(),
-                                                 options=pb.EvaluateOptions(device=device))
+                    request = pb.EvaluateRequest(
+                        request_id=f"{problem.name}:{attempt}",
+                        task_name=problem.name,
+                        reference_source=problem.source(),
+                        candidate_source=solution.read_text(),
+                        options=pb.EvaluateOptions(device=device),
+                    )
                     response, wall = run_one(stub, request)
                     keep(record(response, f"kb-{attempt}", problem.name, wall))
     sandbox.stop()
@@ -138,13 +161,18 @@ def print_table(rows: list[dict[str, object]], described: pb.DescribeResponse | 
     if described is not None:
         print("isolation: " + ", ".join(f"{m.name}={'on' if m.active else 'OFF'}" for m in described.isolation))
         print("workers:   " + ", ".join(f"{w.id} ({w.device_name})" for w in described.workers))
-    print(f"{'group':<9} {'task':<32} {'verdict':<16} {'speedup':>8} {'ref_us':>10} {'cand_us':>10} {'cand_cv':>8} {'latency_s':>9}")
+    print(
+        f"{'group':<9} {'task':<32} {'verdict':<16} {'speedup':>8} {'ref_us':>10} {'cand_us':>10} {'cand_cv':>8} "
+        f"{'latency_s':>9}"
+    )
     for row in rows:
         if row["group"] == "repeat":
             continue
-        print(f"{row['group']:<9} {row['name']:<32} {str(row['verdict']).removeprefix('VERDICT_'):<16} "
-              f"{row['speedup']:>8.3f} {row['reference_median_us']:>10.1f} {row['candidate_median_us']:>10.1f} "
-              f"{row['candidate_cv']:>8.4f} {row['evaluation_seconds']:>9.2f}")
+        print(
+            f"{row['group']:<9} {row['name']:<32} {str(row['verdict']).removeprefix('VERDICT_'):<16} "
+            f"{row['speedup']:>8.3f} {row['reference_median_us']:>10.1f} {row['candidate_median_us']:>10.1f} "
+            f"{row['candidate_cv']:>8.4f} {row['evaluation_seconds']:>9.2f}"
+        )
     repeats: dict[str, list[float]] = {}
     for row in rows:
         if row["group"] == "repeat" and row["verdict"] == "VERDICT_CORRECT":
@@ -152,8 +180,10 @@ def print_table(rows: list[dict[str, object]], described: pb.DescribeResponse | 
     for name, speedups in repeats.items():
         mean = statistics.fmean(speedups)
         cv = statistics.stdev(speedups) / mean if len(speedups) > 1 and mean else 0.0
-        print(f"repeat    {name:<32} n={len(speedups):<3} speedup mean={mean:.4f} cv={cv:.4%} "
-              f"min={min(speedups):.4f} max={max(speedups):.4f}")
+        print(
+            f"repeat    {name:<32} n={len(speedups):<3} speedup mean={mean:.4f} cv={cv:.4%} "
+            f"min={min(speedups):.4f} max={max(speedups):.4f}"
+        )
 
 
 if __name__ == "__main__":

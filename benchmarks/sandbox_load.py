@@ -30,14 +30,13 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from services.sandbox.client import LocalSandbox  # noqa: E402
-from drkernel.channels import insecure_channel  # noqa: E402
-from drkernel.config import LogSettings  # noqa: E402
-from drkernel.logs import configure_logging  # noqa: E402
-from drkernel.v1 import common_pb2  # noqa: E402
-from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
-from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
-from services.sandbox.tasks import builtin_task  # noqa: E402
+from drkernel.channels import insecure_channel
+from drkernel.logs import configure_logging
+from drkernel.sections import LogSettings
+from drkernel.v1 import common_pb2, sandbox_pb2_grpc
+from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.client import LocalSandbox
+from services.sandbox.tasks import builtin_task
 
 SERVICE = "drkernel.v1.SandboxService"
 TASK = builtin_task("l1_relu")
@@ -85,7 +84,9 @@ def run_clients(address: str, clients: int, requests: int, cycle: list[str]) -> 
                 kind = cycle[(index * requests + attempt) % len(cycle)]
                 candidate, expected = CANDIDATES[kind]
                 request = pb.EvaluateRequest(
-                    request_id=f"{clients}:{index}:{attempt}", task_name=TASK.name, reference_source=TASK.source(),
+                    request_id=f"{clients}:{index}:{attempt}",
+                    task_name=TASK.name,
+                    reference_source=TASK.source(),
                     candidate_source=candidate,
                     options=pb.EvaluateOptions(skip_timing=True, skip_profile=True, device=common_pb2.DEVICE_CPU),
                 )
@@ -97,8 +98,10 @@ def run_clients(address: str, clients: int, requests: int, cycle: list[str]) -> 
                     record.update(error=error.code().name, detail=(error.details() or "")[:200])
                 else:
                     record.update(
-                        verdict=pb.Verdict.Name(response.verdict), right=response.verdict == expected,
-                        queue_seconds=response.queue_seconds, evaluation_seconds=response.evaluation_seconds,
+                        verdict=pb.Verdict.Name(response.verdict),
+                        right=response.verdict == expected,
+                        queue_seconds=response.queue_seconds,
+                        evaluation_seconds=response.evaluation_seconds,
                     )
                 record["latency_seconds"] = time.monotonic() - sent
                 with lock:
@@ -163,13 +166,21 @@ def main() -> int:
             print(f"{clients} clients done in {wall:.1f} s", file=sys.stderr, flush=True)
     if sandbox is not None:
         sandbox.stop()
-    print(f"mix {args.mix}; {args.requests} request(s) per client; server {args.server or f'local, {args.cpu_workers} CPU workers'}")
-    print(f"{'clients':>7} {'evals':>6} {'wall_s':>7} {'per_min':>8} {'queue_p50':>9} {'queue_p95':>9} "
-          f"{'eval_p50':>8} {'eval_p95':>8} {'e2e_p50':>8} {'e2e_p95':>8} {'wrong':>5} {'errors':>6}")
+    print(
+        f"mix {args.mix}; {args.requests} request(s) per client; "
+        f"server {args.server or f'local, {args.cpu_workers} CPU workers'}"
+    )
+    print(
+        f"{'clients':>7} {'evals':>6} {'wall_s':>7} {'per_min':>8} {'queue_p50':>9} {'queue_p95':>9} "
+        f"{'eval_p50':>8} {'eval_p95':>8} {'e2e_p50':>8} {'e2e_p95':>8} {'wrong':>5} {'errors':>6}"
+    )
     for clients, s in rows:
-        print(f"{clients:>7} {s['evaluations']:>6} {s['wall_seconds']:>7.1f} {s['per_minute']:>8.1f} {s['queue_p50']:>9.2f} "
-              f"{s['queue_p95']:>9.2f} {s['eval_p50']:>8.2f} {s['eval_p95']:>8.2f} {s['latency_p50']:>8.2f} "
-              f"{s['latency_p95']:>8.2f} {s['wrong']:>5} {s['rpc_errors']:>6}")
+        print(
+            f"{clients:>7} {s['evaluations']:>6} {s['wall_seconds']:>7.1f} {s['per_minute']:>8.1f} "
+            f"{s['queue_p50']:>9.2f} "
+            f"{s['queue_p95']:>9.2f} {s['eval_p50']:>8.2f} {s['eval_p95']:>8.2f} {s['latency_p50']:>8.2f} "
+            f"{s['latency_p95']:>8.2f} {s['wrong']:>5} {s['rpc_errors']:>6}"
+        )
     return 0 if all(s["wrong"] == 0 and s["rpc_errors"] == 0 for _, s in rows) else 1
 
 

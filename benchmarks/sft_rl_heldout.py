@@ -63,24 +63,33 @@ def split() -> tuple[list[str], list[str], list[str]]:
 
 def run_config(args: argparse.Namespace, model: Path, train: list[str], heldout: list[str]) -> RunConfig:
     """The RL run, and (through its tasks, rollout and services) the evaluations."""
-    return RunConfig.model_validate({
-        "name": "sft-rl-heldout",
-        "seed": 0,
-        "steps": args.rl_steps,
-        "model": str(model),
-        "dtype": "float32",  # learner and policy compute alike, so MRS keeps what it should
-        "tasks": {"source": "families", "train": train, "heldout": heldout},
-        "rollout": {
-            "tasks_per_step": args.tasks_per_step, "samples_per_task": args.samples, "turns": args.turns,
-            "max_tokens": args.max_tokens, "temperature": 1.0, "history_turns": 1,
-            "generation_concurrency": 64, "evaluation_concurrency": args.sandbox_workers,
-            "evaluation_timeout_seconds": 120, "device": "cpu", "skip_timing": True,
-        },
-        "reward": {"staged_partial_credit": True},
-        "optim": {"lr": args.rl_lr, "micro_batch_rows": 8},
-        "checkpoint": {"every_steps": 2, "keep": 1},  # a call cut short resumes from here
-        "services": {"sandbox_workers": args.sandbox_workers},
-    })
+    return RunConfig.model_validate(
+        {
+            "name": "sft-rl-heldout",
+            "seed": 0,
+            "steps": args.rl_steps,
+            "model": str(model),
+            "dtype": "float32",  # learner and policy compute alike, so MRS keeps what it should
+            "tasks": {"source": "families", "train": train, "heldout": heldout},
+            "rollout": {
+                "tasks_per_step": args.tasks_per_step,
+                "samples_per_task": args.samples,
+                "turns": args.turns,
+                "max_tokens": args.max_tokens,
+                "temperature": 1.0,
+                "history_turns": 1,
+                "generation_concurrency": 64,
+                "evaluation_concurrency": args.sandbox_workers,
+                "evaluation_timeout_seconds": 120,
+                "device": "cpu",
+                "skip_timing": True,
+            },
+            "reward": {"staged_partial_credit": True},
+            "optim": {"lr": args.rl_lr, "micro_batch_rows": 8},
+            "checkpoint": {"every_steps": 2, "keep": 1},  # a call cut short resumes from here
+            "services": {"sandbox_workers": args.sandbox_workers},
+        }
+    )
 
 
 def evaluate(args: argparse.Namespace, model: Path, config: RunConfig) -> dict[str, Any]:
@@ -91,16 +100,30 @@ def evaluate(args: argparse.Namespace, model: Path, config: RunConfig) -> dict[s
     try:
         assert services.sandbox is not None
         settings = SamplingSettings(
-            samples=args.eval_samples, temperature=0.7, max_tokens=args.max_tokens, device="cpu", skip_timing=True,
-            evaluation_concurrency=args.sandbox_workers, evaluation_timeout_seconds=120,
+            samples=args.eval_samples,
+            temperature=0.7,
+            max_tokens=args.max_tokens,
+            device="cpu",
+            skip_timing=True,
+            evaluation_concurrency=args.sandbox_workers,
+            evaluation_timeout_seconds=120,
         )
-        report = services.loop.run(evaluate_policy(
-            heldout, services.policy.address, services.sandbox.address, settings, config.reward, progress=False,
-        ))
+        report = services.loop.run(
+            evaluate_policy(
+                heldout,
+                services.policy.address,
+                services.sandbox.address,
+                settings,
+                config.reward,
+                progress=False,
+            )
+        )
     finally:
         services.close()
-    print(f"  correct {report.correct_rate:.1%}, reward {report.mean_reward:.3f}, solved {report.solved_rate:.1%}",
-          flush=True)
+    print(
+        f"  correct {report.correct_rate:.1%}, reward {report.mean_reward:.3f}, solved {report.solved_rate:.1%}",
+        flush=True,
+    )
     return report.model_dump(mode="json")
 
 
@@ -140,8 +163,9 @@ def sft(args: argparse.Namespace, out: Path, model: Path, excluded: list[str]) -
         lines = data.read_text().splitlines(keepends=True)[: args.sft_examples]
         data.write_text("".join(lines))
         count = len(lines)
-    settings = SftSettings(lora=False, lr=args.sft_lr, epochs=args.sft_epochs, warmup_steps=5, max_length=2048,
-                           dtype="float32")
+    settings = SftSettings(
+        lora=False, lr=args.sft_lr, epochs=args.sft_epochs, warmup_steps=5, max_length=2048, dtype="float32"
+    )
     result = run_sft(data, out / "sft-model", settings, model, progress=False)
     print(f"  {count} examples; loss per epoch {[round(x, 4) for x in result.epoch_losses]}", flush=True)
     return json.loads(result.model_dump_json())
@@ -153,7 +177,11 @@ def rl(out: Path, config: RunConfig) -> dict[str, Any]:
     config_path.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
     run_dir = out / "rl"
     command = [sys.executable, "-m", "drkernel", "train", "--plot"]
-    command += ["--resume", str(run_dir)] if (run_dir / "checkpoints").exists() else ["--config", str(config_path), "--out", str(run_dir)]
+    command += (
+        ["--resume", str(run_dir)]
+        if (run_dir / "checkpoints").exists()
+        else ["--config", str(config_path), "--out", str(run_dir)]
+    )
     subprocess.run(command, check=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     steps = sorted((run_dir / "checkpoints").glob("step_*"), key=lambda p: int(p.name.split("_")[1]))
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
@@ -163,16 +191,22 @@ def rl(out: Path, config: RunConfig) -> dict[str, Any]:
 def summary(out: Path) -> str:
     results = json.loads((out / RESULTS).read_text())
     lines = ["# SFT then RL, held-out split", "", f"{'model':<10} {'correct':>8} {'reward':>8} {'solved':>8}"]
-    rows = [(name, EvaluationReport.model_validate(results[name]))
-            for name in ("eval_base", "eval_sft", "eval_rl") if name in results]
+    rows = [
+        (name, EvaluationReport.model_validate(results[name]))
+        for name in ("eval_base", "eval_sft", "eval_rl")
+        if name in results
+    ]
     lines += [f"{name[5:]:<10} {r.correct_rate:>8.1%} {r.mean_reward:>8.3f} {r.solved_rate:>8.1%}" for name, r in rows]
     if len(rows) >= 2:
         lines += ["", f"first vs last ({rows[0][0]} -> {rows[-1][0]}):", comparison_table(rows[0][1], rows[-1][1])]
     lines.append("")
     if "rl" in results:
         lines.append("RL steps (reward_mean, correct_rate, mrs_rejected_rate, logprob_mismatch, seconds_step):")
-        lines += [f"  {m['step']:>3} {m['reward_mean']:.3f} {m['correct_rate']:.3f} {m['mrs_rejected_rate']:.3f} "
-                  f"{m['logprob_mismatch']:.2e} {m['seconds_step']:.0f}" for m in results["rl"]["metrics"]]
+        lines += [
+            f"  {m['step']:>3} {m['reward_mean']:.3f} {m['correct_rate']:.3f} {m['mrs_rejected_rate']:.3f} "
+            f"{m['logprob_mismatch']:.2e} {m['seconds_step']:.0f}"
+            for m in results["rl"]["metrics"]
+        ]
     lines.append(f"seconds per phase: {results.get('seconds', {})}")
     return "\n".join(lines)
 
@@ -187,10 +221,33 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="Tiny sizes: checks the pipeline, proves nothing.")
     parser.add_argument("--sandbox-workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     args = parser.parse_args()
-    sizes = dict(sft_examples=4, sft_epochs=1, sft_lr=5e-5, eval_samples=2, max_tokens=64, rl_steps=1, rl_lr=1e-5,
-                 tasks_per_step=2, samples=2, turns=1) if args.quick else \
-        dict(sft_examples=0, sft_epochs=4, sft_lr=5e-5, eval_samples=8, max_tokens=768, rl_steps=4, rl_lr=1e-5,
-             tasks_per_step=4, samples=16, turns=1)
+    sizes = (
+        dict(
+            sft_examples=4,
+            sft_epochs=1,
+            sft_lr=5e-5,
+            eval_samples=2,
+            max_tokens=64,
+            rl_steps=1,
+            rl_lr=1e-5,
+            tasks_per_step=2,
+            samples=2,
+            turns=1,
+        )
+        if args.quick
+        else dict(
+            sft_examples=0,
+            sft_epochs=4,
+            sft_lr=5e-5,
+            eval_samples=8,
+            max_tokens=768,
+            rl_steps=4,
+            rl_lr=1e-5,
+            tasks_per_step=4,
+            samples=16,
+            turns=1,
+        )
+    )
     for key, value in sizes.items():
         setattr(args, key, value)
     out = args.out

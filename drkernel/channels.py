@@ -9,19 +9,23 @@ import json
 import grpc
 
 
-def retrying_channel_options(service: str, max_message_bytes: int = 256 * 2**20, attempts: int = 5) -> list[tuple[str, object]]:
+def retrying_channel_options(
+    service: str, max_message_bytes: int = 256 * 2**20, attempts: int = 5
+) -> list[tuple[str, object]]:
     """Channel options enabling retries with exponential backoff for every method of a service."""
     config = {
-        "methodConfig": [{
-            "name": [{"service": service}],
-            "retryPolicy": {
-                "maxAttempts": attempts,
-                "initialBackoff": "0.5s",
-                "maxBackoff": "10s",
-                "backoffMultiplier": 2,
-                "retryableStatusCodes": ["RESOURCE_EXHAUSTED", "UNAVAILABLE"],
-            },
-        }]
+        "methodConfig": [
+            {
+                "name": [{"service": service}],
+                "retryPolicy": {
+                    "maxAttempts": attempts,
+                    "initialBackoff": "0.5s",
+                    "maxBackoff": "10s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["RESOURCE_EXHAUSTED", "UNAVAILABLE"],
+                },
+            }
+        ]
     }
     return [
         ("grpc.service_config", json.dumps(config)),

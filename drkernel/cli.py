@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from google.protobuf.message import Message
 
-    from drkernel.config import ServerSettings, Settings
+    from drkernel.config import Settings
+    from drkernel.sections import ServerSettings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SERVER = 0, 1, 2, 3
 
@@ -45,14 +46,12 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="drkernel", description="Train and judge LLM-written Triton kernels."
-    )
+    parser = argparse.ArgumentParser(prog="drkernel", description="Train and judge LLM-written Triton kernels.")
+    parser.add_argument("--config", type=Path, default=None, help="YAML settings file (also DRKERNEL_CONFIG).")
     parser.add_argument(
-        "--config", type=Path, default=None, help="YAML settings file (also DRKERNEL_CONFIG)."
-    )
-    parser.add_argument(
-        "--log-level", choices=["debug", "info", "warning", "error"], default=None,
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        default=None,
         help="Log level on stderr (default: warning for commands, settings for servers).",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -66,8 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
 def load_settings_for(args: argparse.Namespace, *, server: bool = False) -> Settings:
     """Loads the settings named by --config and sets up logging: servers log as configured,
     other commands log warnings as text so that stdout stays theirs."""
-    from drkernel.config import LogSettings, load_settings
+    from drkernel.config import load_settings
     from drkernel.logs import configure_logging
+    from drkernel.sections import LogSettings
 
     settings = load_settings(args.config)
     log = settings.log if server else LogSettings(level="warning", format="console")
@@ -81,14 +81,16 @@ def print_json(message: Message) -> None:
     """Prints a response in the proto3 JSON mapping with the .proto field names, every field shown."""
     from google.protobuf import json_format
 
-    print(json_format.MessageToJson(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True))
+    print(
+        json_format.MessageToJson(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    )
 
 
 def with_cli_ports(server: ServerSettings, args: argparse.Namespace) -> ServerSettings:
     """``server`` with the --port and --metrics-port given on the command line, if any."""
-    return server.model_copy(update={
-        k: v for k, v in (("port", args.port), ("metrics_port", args.metrics_port)) if v is not None
-    })
+    return server.model_copy(
+        update={k: v for k, v in (("port", args.port), ("metrics_port", args.metrics_port)) if v is not None}
+    )
 
 
 def _describe(error: BaseException) -> tuple[str, int]:
@@ -101,9 +103,9 @@ def _describe(error: BaseException) -> tuple[str, int]:
     if isinstance(error, CliError):
         return str(error), error.exit_code
     if isinstance(error, grpc.RpcError):
-        code = error.code()  # type: ignore[attr-defined]
+        code = error.code()
         exit_code = EXIT_USAGE if code == grpc.StatusCode.INVALID_ARGUMENT else EXIT_SERVER
-        return f"server answered {code.name}: {error.details()}", exit_code  # type: ignore[attr-defined]
+        return f"server answered {code.name}: {error.details()}", exit_code
     if isinstance(error, ValidationError):
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

@@ -7,7 +7,7 @@ import sys
 
 import structlog
 
-from drkernel.config import LogSettings
+from drkernel.sections import LogSettings
 
 
 def configure_logging(settings: LogSettings) -> None:

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import grpc
 import prometheus_client
@@ -22,7 +22,6 @@ from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from drkernel.config import ServerSettings
 from drkernel.errors import (
     DrKernelError,
     FailedPrecondition,
@@ -32,6 +31,7 @@ from drkernel.errors import (
     Unavailable,
 )
 from drkernel.logs import get_logger
+from drkernel.sections import ServerSettings
 
 log = get_logger(__name__)
 
@@ -52,6 +52,9 @@ _STATUS_FOR: dict[type[DrKernelError], grpc.StatusCode] = {
     FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
     NotFound: grpc.StatusCode.NOT_FOUND,
 }
+
+_Request = TypeVar("_Request")
+_Response = TypeVar("_Response")
 
 RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
 _STOP_MARGIN_SECONDS = 10.0  # past the grace period, for gRPC to cancel what is left
@@ -84,43 +87,46 @@ class _Interceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[_Request, _Response] | None]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[_Request, _Response] | None:
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
         if handler is None or method.startswith(("/grpc.health", "/grpc.reflection")):
             return handler
         parse = handler.request_deserializer
         out = handler.response_serializer
+        wrapped: grpc.RpcMethodHandler[bytes, _Response]
         if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
+            wrapped = grpc.unary_unary_rpc_method_handler(
                 _unary(handler.unary_unary, method, parse), response_serializer=out
             )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
+        elif handler.unary_stream:
+            wrapped = grpc.unary_stream_rpc_method_handler(
                 _unary_stream(handler.unary_stream, method, parse), response_serializer=out
             )
-        if handler.stream_unary:
-            return grpc.stream_unary_rpc_method_handler(
+        elif handler.stream_unary:
+            wrapped = grpc.stream_unary_rpc_method_handler(
                 _stream_unary(handler.stream_unary, method, parse), response_serializer=out
             )
-        return grpc.stream_stream_rpc_method_handler(
-            _stream_stream(handler.stream_stream, method, parse), response_serializer=out
-        )
+        else:
+            wrapped = grpc.stream_stream_rpc_method_handler(
+                _stream_stream(handler.stream_stream, method, parse), response_serializer=out
+            )
+        # The wrapper has no request deserializer, so gRPC hands it bytes that it decodes itself;
+        # grpc's types assume an interceptor keeps the request type of the handler it wraps.
+        return cast("grpc.RpcMethodHandler[_Request, _Response]", wrapped)
 
 
-async def _decode(raw: bytes, parse: Callable[[bytes], Any], context: grpc.aio.ServicerContext) -> Any:
+async def _decode(raw: bytes, parse: Callable[[bytes], Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
     try:
         return parse(raw)
     except (DecodeError, ValueError, UnicodeDecodeError) as error:
-        await context.abort(
-            grpc.StatusCode.INVALID_ARGUMENT, f"request could not be decoded: {error}"
-        )
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"request could not be decoded: {error}")
 
 
 async def _decode_stream(
-    raws: AsyncIterator[bytes], parse: Callable[[bytes], Any], context: grpc.aio.ServicerContext
+    raws: AsyncIterator[bytes], parse: Callable[[bytes], Any], context: grpc.aio.ServicerContext[Any, Any]
 ) -> AsyncIterator[Any]:
     async for raw in raws:
         yield await _decode(raw, parse, context)
@@ -129,7 +135,7 @@ async def _decode_stream(
 class _Outcome:
     """Times one call and records its status code once it ends."""
 
-    def __init__(self, method: str, context: grpc.aio.ServicerContext) -> None:
+    def __init__(self, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         self.method, self.context, self.start = method, context, time.perf_counter()
         self.code = grpc.StatusCode.OK
 
@@ -151,7 +157,7 @@ class _Outcome:
 
 
 def _unary(behavior: Any, method: str, parse: Any) -> Any:
-    async def call(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
+    async def call(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         outcome = _Outcome(method, context)
         try:
             return await behavior(await _decode(raw, parse, context), context)
@@ -164,7 +170,7 @@ def _unary(behavior: Any, method: str, parse: Any) -> Any:
 
 
 def _unary_stream(behavior: Any, method: str, parse: Any) -> Any:
-    async def call(raw: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+    async def call(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
         outcome = _Outcome(method, context)
         try:
             async for response in behavior(await _decode(raw, parse, context), context):
@@ -178,7 +184,7 @@ def _unary_stream(behavior: Any, method: str, parse: Any) -> Any:
 
 
 def _stream_unary(behavior: Any, method: str, parse: Any) -> Any:
-    async def call(raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> Any:
+    async def call(raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         outcome = _Outcome(method, context)
         try:
             return await behavior(_decode_stream(raws, parse, context), context)
@@ -191,7 +197,7 @@ def _stream_unary(behavior: Any, method: str, parse: Any) -> Any:
 
 
 def _stream_stream(behavior: Any, method: str, parse: Any) -> Any:
-    async def call(raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+    async def call(raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
         outcome = _Outcome(method, context)
         try:
             async for response in behavior(_decode_stream(raws, parse, context), context):
@@ -221,7 +227,7 @@ class RunningServer:
         limit = self.grace_seconds + _STOP_MARGIN_SECONDS
         try:
             await asyncio.wait_for(self.server.stop(self.grace_seconds), limit)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.error("gRPC server did not stop in time", port=self.port, waited_seconds=limit)
 
 

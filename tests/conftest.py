@@ -15,9 +15,10 @@ import grpc
 import pytest
 
 import drkernel.background
-from drkernel.config import SandboxSettings, ServerSettings
+from drkernel.sections import ServerSettings
 from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.server import RunningSandbox, start_sandbox
+from services.sandbox.settings import SandboxSettings
 
 T = TypeVar("T")
 

@@ -40,7 +40,9 @@ def query(expr: str, legend: str) -> prometheus.Dataquery:
     return prometheus.Dataquery().expr(expr).legend_format(legend).datasource(DATASOURCE)
 
 
-def quantiles(metric: str, sel: str, by: str, levels: tuple[float, ...] = (0.5, 0.9, 0.99)) -> list[prometheus.Dataquery]:
+def quantiles(
+    metric: str, sel: str, by: str, levels: tuple[float, ...] = (0.5, 0.9, 0.99)
+) -> list[prometheus.Dataquery]:
     """histogram_quantile queries of a histogram, one per level, grouped by the labels in `by`."""
     group = f"{by}, le" if by else "le"
     legend_by = " ".join(f"{{{{{label.strip()}}}}}" for label in by.split(",") if label.strip())
@@ -53,7 +55,15 @@ def quantiles(metric: str, sel: str, by: str, levels: tuple[float, ...] = (0.5, 
     ]
 
 
-def graph(title: str, description: str, unit: str, targets: list[prometheus.Dataquery], *, width: int = 12, stacked: bool = False) -> timeseries.Panel:
+def graph(
+    title: str,
+    description: str,
+    unit: str,
+    targets: list[prometheus.Dataquery],
+    *,
+    width: int = 12,
+    stacked: bool = False,
+) -> timeseries.Panel:
     panel = (
         timeseries.Panel()
         .title(title)
@@ -63,7 +73,12 @@ def graph(title: str, description: str, unit: str, targets: list[prometheus.Data
         .height(8)
         .datasource(DATASOURCE)
         .fill_opacity(10)
-        .legend(common_builders.VizLegendOptions().display_mode(common.LegendDisplayMode.LIST).placement(common.LegendPlacement.BOTTOM).show_legend(True))
+        .legend(
+            common_builders.VizLegendOptions()
+            .display_mode(common.LegendDisplayMode.LIST)
+            .placement(common.LegendPlacement.BOTTOM)
+            .show_legend(True)
+        )
     )
     if stacked:
         panel = panel.stacking(common_builders.StackingConfig().mode(common.StackingMode.NORMAL))
@@ -129,167 +144,358 @@ def rpc_panels(board: dash.Dashboard, service: str | None) -> dash.Dashboard:
     by = "service, method" if service is None else "method"
     return (
         board.with_row(dash.Row("RPCs"))
-        .with_panel(graph(
-            "Calls by status code", "Finished RPCs per second by gRPC status code.", "reqps",
-            [query(f"sum by ({'service, ' if service is None else ''}code) (rate(drkernel_rpc_total{sel}[$__rate_interval]))",
-                   "{{service}} {{code}}" if service is None else "{{code}}")],
-            stacked=True,
-        ))
-        .with_panel(graph(
-            "Server-error ratio", f"Share of calls that ended in {SERVER_ERROR_CODES.replace('|', ', ')}; the alert fires above 5%.", "percentunit",
-            [query(f"sum by ({by}) (rate(drkernel_rpc_total{errors}[$__rate_interval])) / sum by ({by}) (rate(drkernel_rpc_total{sel}[$__rate_interval]))",
-                   "{{service}} {{method}}" if service is None else "{{method}}")],
-        ))
-        .with_panel(graph(
-            "Call latency", "RPC latency percentiles by method, from start to last message.", "s",
-            quantiles("drkernel_rpc_duration_seconds", sel, by, (0.5, 0.9)), width=24,
-        ))
+        .with_panel(
+            graph(
+                "Calls by status code",
+                "Finished RPCs per second by gRPC status code.",
+                "reqps",
+                [
+                    query(
+                        f"sum by ({'service, ' if service is None else ''}code) "
+                        f"(rate(drkernel_rpc_total{sel}[$__rate_interval]))",
+                        "{{service}} {{code}}" if service is None else "{{code}}",
+                    )
+                ],
+                stacked=True,
+            )
+        )
+        .with_panel(
+            graph(
+                "Server-error ratio",
+                f"Share of calls that ended in {SERVER_ERROR_CODES.replace('|', ', ')}; the alert fires above 5%.",
+                "percentunit",
+                [
+                    query(
+                        f"sum by ({by}) (rate(drkernel_rpc_total{errors}[$__rate_interval])) "
+                        f"/ sum by ({by}) (rate(drkernel_rpc_total{sel}[$__rate_interval]))",
+                        "{{service}} {{method}}" if service is None else "{{method}}",
+                    )
+                ],
+            )
+        )
+        .with_panel(
+            graph(
+                "Call latency",
+                "RPC latency percentiles by method, from start to last message.",
+                "s",
+                quantiles("drkernel_rpc_duration_seconds", sel, by, (0.5, 0.9)),
+                width=24,
+            )
+        )
     )
 
 
 def overview() -> dash.Dashboard:
     board = base_dashboard(
-        "drkernel-overview", "drkernel / Overview",
-        "Every drkernel service: which pods answer, how many calls they serve and how fast.", None,
+        "drkernel-overview",
+        "drkernel / Overview",
+        "Every drkernel service: which pods answer, how many calls they serve and how fast.",
+        None,
     )
     sel = selector()
     board = (
         board.with_row(dash.Row("Services"))
-        .with_panel(number("Pods up", "drkernel pods whose metrics port answers.", "none",
-                           query(f"sum(up{sel})", "up"), width=6))
-        .with_panel(number("Pods down", "drkernel pods that Prometheus discovers but cannot scrape.", "none",
-                           query(f"count(up{sel} == 0) or vector(0)", "down"), width=6))
-        .with_panel(number("Calls per second", "Finished RPCs per second, all services.", "reqps",
-                           query(f"sum(rate(drkernel_rpc_total{sel}[$__rate_interval]))", "calls"), width=6))
-        .with_panel(number("Evaluations per second", "Sandbox evaluations finished per second.", "ops",
-                           query(f"sum(rate(drkernel_sandbox_evaluations_total{sel}[$__rate_interval]))", "evaluations"), width=6))
-        .with_panel(graph("Pods up by service", "Scrapable pods per service.", "none",
-                          [query(f"sum by (service) (up{sel})", "{{service}}")], width=24))
+        .with_panel(
+            number(
+                "Pods up", "drkernel pods whose metrics port answers.", "none", query(f"sum(up{sel})", "up"), width=6
+            )
+        )
+        .with_panel(
+            number(
+                "Pods down",
+                "drkernel pods that Prometheus discovers but cannot scrape.",
+                "none",
+                query(f"count(up{sel} == 0) or vector(0)", "down"),
+                width=6,
+            )
+        )
+        .with_panel(
+            number(
+                "Calls per second",
+                "Finished RPCs per second, all services.",
+                "reqps",
+                query(f"sum(rate(drkernel_rpc_total{sel}[$__rate_interval]))", "calls"),
+                width=6,
+            )
+        )
+        .with_panel(
+            number(
+                "Evaluations per second",
+                "Sandbox evaluations finished per second.",
+                "ops",
+                query(f"sum(rate(drkernel_sandbox_evaluations_total{sel}[$__rate_interval]))", "evaluations"),
+                width=6,
+            )
+        )
+        .with_panel(
+            graph(
+                "Pods up by service",
+                "Scrapable pods per service.",
+                "none",
+                [query(f"sum by (service) (up{sel})", "{{service}}")],
+                width=24,
+            )
+        )
     )
     return rpc_panels(board, None)
 
 
 def sandbox() -> dash.Dashboard:
     board = base_dashboard(
-        "drkernel-sandbox", "drkernel / Sandbox",
-        "The sandbox's evaluations: throughput and verdicts, queueing, latency, failures and rewards.", "sandbox",
+        "drkernel-sandbox",
+        "drkernel / Sandbox",
+        "The sandbox's evaluations: throughput and verdicts, queueing, latency, failures and rewards.",
+        "sandbox",
     )
     sel = selector("sandbox")
     board = (
         board.with_row(dash.Row("Throughput"))
-        .with_panel(graph(
-            "Evaluations by verdict", "Finished evaluations per second by verdict.", "ops",
-            [query(f"sum by (verdict) (rate(drkernel_sandbox_evaluations_total{sel}[$__rate_interval]))", "{{verdict}}")],
-            stacked=True,
-        ))
-        .with_panel(graph(
-            "Evaluations by device", "Finished evaluations per second by device kind.", "ops",
-            [query(f"sum by (device) (rate(drkernel_sandbox_evaluations_total{sel}[$__rate_interval]))", "{{device}}")],
-        ))
+        .with_panel(
+            graph(
+                "Evaluations by verdict",
+                "Finished evaluations per second by verdict.",
+                "ops",
+                [
+                    query(
+                        f"sum by (verdict) (rate(drkernel_sandbox_evaluations_total{sel}[$__rate_interval]))",
+                        "{{verdict}}",
+                    )
+                ],
+                stacked=True,
+            )
+        )
+        .with_panel(
+            graph(
+                "Evaluations by device",
+                "Finished evaluations per second by device kind.",
+                "ops",
+                [
+                    query(
+                        f"sum by (device) (rate(drkernel_sandbox_evaluations_total{sel}[$__rate_interval]))",
+                        "{{device}}",
+                    )
+                ],
+            )
+        )
         .with_row(dash.Row("Capacity"))
-        .with_panel(graph(
-            "Busy workers", "Workers evaluating now, by device kind.", "none",
-            [query(f"sum by (device) (drkernel_sandbox_busy_workers{sel})", "{{device}}")], width=8,
-        ))
-        .with_panel(graph(
-            "Queue length", "Requests waiting for a worker, by device kind.", "none",
-            [query(f"sum by (device) (drkernel_sandbox_queue_length{sel})", "{{device}}")], width=8,
-        ))
-        .with_panel(graph(
-            "Wait for a worker", "How long requests waited in the queue (percentiles).", "s",
-            quantiles("drkernel_sandbox_queue_seconds", sel, "device", (0.5, 0.9)), width=8,
-        ))
+        .with_panel(
+            graph(
+                "Busy workers",
+                "Workers evaluating now, by device kind.",
+                "none",
+                [query(f"sum by (device) (drkernel_sandbox_busy_workers{sel})", "{{device}}")],
+                width=8,
+            )
+        )
+        .with_panel(
+            graph(
+                "Queue length",
+                "Requests waiting for a worker, by device kind.",
+                "none",
+                [query(f"sum by (device) (drkernel_sandbox_queue_length{sel})", "{{device}}")],
+                width=8,
+            )
+        )
+        .with_panel(
+            graph(
+                "Wait for a worker",
+                "How long requests waited in the queue (percentiles).",
+                "s",
+                quantiles("drkernel_sandbox_queue_seconds", sel, "device", (0.5, 0.9)),
+                width=8,
+            )
+        )
         .with_row(dash.Row("Latency"))
-        .with_panel(graph(
-            "Evaluation time", "Time spent judging one candidate, queueing excluded (percentiles).", "s",
-            quantiles("drkernel_sandbox_evaluation_seconds", sel, "device"), width=24,
-        ))
+        .with_panel(
+            graph(
+                "Evaluation time",
+                "Time spent judging one candidate, queueing excluded (percentiles).",
+                "s",
+                quantiles("drkernel_sandbox_evaluation_seconds", sel, "device"),
+                width=24,
+            )
+        )
         .with_row(dash.Row("Failures"))
-        .with_panel(graph(
-            "Timeouts", "Evaluations stopped at their time limit, per minute, by worker.", "none",
-            [query(f"60 * sum by (device) (rate(drkernel_sandbox_timeouts_total{sel}[$__rate_interval]))", "{{device}}")], width=8,
-        ))
-        .with_panel(graph(
-            "Candidate deaths", "Candidate processes that died mid-evaluation, per minute, by worker.", "none",
-            [query(f"60 * sum by (device) (rate(drkernel_sandbox_candidate_deaths_total{sel}[$__rate_interval]))", "{{device}}")], width=8,
-        ))
-        .with_panel(graph(
-            "Judge restarts", "Judge processes started after the first, per minute, by worker (planned replacements included).", "none",
-            [query(f"60 * sum by (device) (rate(drkernel_sandbox_judge_restarts_total{sel}[$__rate_interval]))", "{{device}}")], width=8,
-        ))
+        .with_panel(
+            graph(
+                "Timeouts",
+                "Evaluations stopped at their time limit, per minute, by worker.",
+                "none",
+                [
+                    query(
+                        f"60 * sum by (device) (rate(drkernel_sandbox_timeouts_total{sel}[$__rate_interval]))",
+                        "{{device}}",
+                    )
+                ],
+                width=8,
+            )
+        )
+        .with_panel(
+            graph(
+                "Candidate deaths",
+                "Candidate processes that died mid-evaluation, per minute, by worker.",
+                "none",
+                [
+                    query(
+                        f"60 * sum by (device) (rate(drkernel_sandbox_candidate_deaths_total{sel}[$__rate_interval]))",
+                        "{{device}}",
+                    )
+                ],
+                width=8,
+            )
+        )
+        .with_panel(
+            graph(
+                "Judge restarts",
+                "Judge processes started after the first, per minute, by worker (planned replacements included).",
+                "none",
+                [
+                    query(
+                        f"60 * sum by (device) (rate(drkernel_sandbox_judge_restarts_total{sel}[$__rate_interval]))",
+                        "{{device}}",
+                    )
+                ],
+                width=8,
+            )
+        )
         .with_row(dash.Row("Reward"))
-        .with_panel(graph(
-            "Reward", "Mean and percentiles of the rewards handed out.", "none",
-            [
-                query(f"sum(rate(drkernel_sandbox_reward_sum{sel}[$__rate_interval])) / sum(rate(drkernel_sandbox_reward_count{sel}[$__rate_interval]))", "mean"),
-                *quantiles("drkernel_sandbox_reward", sel, "", (0.5, 0.9)),
-            ],
-            width=24,
-        ))
+        .with_panel(
+            graph(
+                "Reward",
+                "Mean and percentiles of the rewards handed out.",
+                "none",
+                [
+                    query(
+                        f"sum(rate(drkernel_sandbox_reward_sum{sel}[$__rate_interval])) "
+                        f"/ sum(rate(drkernel_sandbox_reward_count{sel}[$__rate_interval]))",
+                        "mean",
+                    ),
+                    *quantiles("drkernel_sandbox_reward", sel, "", (0.5, 0.9)),
+                ],
+                width=24,
+            )
+        )
     )
     return rpc_panels(board, "sandbox")
 
 
 def policy() -> dash.Dashboard:
     board = base_dashboard(
-        "drkernel-policy", "drkernel / Policy",
-        "The policy's generation: requests, tokens, latency to first and last token, and weight updates.", "policy",
+        "drkernel-policy",
+        "drkernel / Policy",
+        "The policy's generation: requests, tokens, latency to first and last token, and weight updates.",
+        "policy",
     )
     sel = selector("policy")
     board = (
         board.with_row(dash.Row("Generation"))
-        .with_panel(graph(
-            "Requests by outcome", "Generation requests per second by outcome.", "reqps",
-            [query(f"sum by (outcome) (rate(drkernel_policy_requests_total{sel}[$__rate_interval]))", "{{outcome}}")],
-            stacked=True,
-        ))
-        .with_panel(graph(
-            "Tokens", "Tokens per second, prompt and generated.", "short",
-            [query(f"sum by (kind) (rate(drkernel_policy_tokens_total{sel}[$__rate_interval]))", "{{kind}}")],
-        ))
-        .with_panel(graph(
-            "Completions by finish reason", "Finished samples per second by why they stopped.", "ops",
-            [query(f"sum by (finish_reason) (rate(drkernel_policy_completions_total{sel}[$__rate_interval]))", "{{finish_reason}}")],
-            stacked=True,
-        ))
-        .with_panel(graph(
-            "Requests in flight", "Admitted requests waiting for their first token, and those producing tokens.", "none",
-            [
-                query(f"sum(drkernel_policy_queued_requests{sel})", "queued"),
-                query(f"sum(drkernel_policy_running_requests{sel})", "running"),
-            ],
-        ))
+        .with_panel(
+            graph(
+                "Requests by outcome",
+                "Generation requests per second by outcome.",
+                "reqps",
+                [
+                    query(
+                        f"sum by (outcome) (rate(drkernel_policy_requests_total{sel}[$__rate_interval]))", "{{outcome}}"
+                    )
+                ],
+                stacked=True,
+            )
+        )
+        .with_panel(
+            graph(
+                "Tokens",
+                "Tokens per second, prompt and generated.",
+                "short",
+                [query(f"sum by (kind) (rate(drkernel_policy_tokens_total{sel}[$__rate_interval]))", "{{kind}}")],
+            )
+        )
+        .with_panel(
+            graph(
+                "Completions by finish reason",
+                "Finished samples per second by why they stopped.",
+                "ops",
+                [
+                    query(
+                        f"sum by (finish_reason) (rate(drkernel_policy_completions_total{sel}[$__rate_interval]))",
+                        "{{finish_reason}}",
+                    )
+                ],
+                stacked=True,
+            )
+        )
+        .with_panel(
+            graph(
+                "Requests in flight",
+                "Admitted requests waiting for their first token, and those producing tokens.",
+                "none",
+                [
+                    query(f"sum(drkernel_policy_queued_requests{sel})", "queued"),
+                    query(f"sum(drkernel_policy_running_requests{sel})", "running"),
+                ],
+            )
+        )
         .with_row(dash.Row("Latency"))
-        .with_panel(graph(
-            "Time to first token", "From admission to the first token: queueing and prefill (percentiles).", "s",
-            quantiles("drkernel_policy_first_token_seconds", sel, ""),
-        ))
-        .with_panel(graph(
-            "Generation time", "From admission to the last token of a request (percentiles).", "s",
-            quantiles("drkernel_policy_generation_seconds", sel, ""),
-        ))
+        .with_panel(
+            graph(
+                "Time to first token",
+                "From admission to the first token: queueing and prefill (percentiles).",
+                "s",
+                quantiles("drkernel_policy_first_token_seconds", sel, ""),
+            )
+        )
+        .with_panel(
+            graph(
+                "Generation time",
+                "From admission to the last token of a request (percentiles).",
+                "s",
+                quantiles("drkernel_policy_generation_seconds", sel, ""),
+            )
+        )
         .with_row(dash.Row("Weights"))
-        .with_panel(graph(
-            "Weights version", "Version of the weights each pod serves.", "none",
-            [query(f"max by (pod) (drkernel_policy_weights_version{sel})", "{{pod}}")], width=8,
-        ))
-        .with_panel(graph(
-            "Weight updates", "Applied weight updates per minute by source.", "none",
-            [query(f"60 * sum by (source) (rate(drkernel_policy_weight_updates_total{sel}[$__rate_interval]))", "{{source}}")], width=8,
-        ))
-        .with_panel(graph(
-            "Weight update time", "Time to apply an update, waiting for running requests excluded (percentiles).", "s",
-            quantiles("drkernel_policy_weight_update_seconds", sel, "", (0.5, 0.9)), width=8,
-        ))
+        .with_panel(
+            graph(
+                "Weights version",
+                "Version of the weights each pod serves.",
+                "none",
+                [query(f"max by (pod) (drkernel_policy_weights_version{sel})", "{{pod}}")],
+                width=8,
+            )
+        )
+        .with_panel(
+            graph(
+                "Weight updates",
+                "Applied weight updates per minute by source.",
+                "none",
+                [
+                    query(
+                        f"60 * sum by (source) (rate(drkernel_policy_weight_updates_total{sel}[$__rate_interval]))",
+                        "{{source}}",
+                    )
+                ],
+                width=8,
+            )
+        )
+        .with_panel(
+            graph(
+                "Weight update time",
+                "Time to apply an update, waiting for running requests excluded (percentiles).",
+                "s",
+                quantiles("drkernel_policy_weight_update_seconds", sel, "", (0.5, 0.9)),
+                width=8,
+            )
+        )
     )
     return rpc_panels(board, "policy")
 
 
 def trainer() -> dash.Dashboard:
     board = base_dashboard(
-        "drkernel-trainer", "drkernel / Training",
+        "drkernel-trainer",
+        "drkernel / Training",
         "Training runs, from each step's metrics: reward, correctness and reward hacking, mismatch (MRS) and "
-        "profiling-based (PRS) rejection, log-prob mismatch, and where each step's time goes.", "trainer",
+        "profiling-based (PRS) rejection, log-prob mismatch, and where each step's time goes.",
+        "trainer",
     ).with_variable(
         dash.QueryVariable("run")
         .label("Run")
@@ -313,45 +519,127 @@ def trainer() -> dash.Dashboard:
 
     board = (
         board.with_row(dash.Row("Runs"))
-        .with_panel(number("Active runs", "Runs pending or running now.", "none",
-                           query(f"sum(drkernel_trainer_active_runs{sel})", "active")))
-        .with_panel(number("Started (24 h)", "Run processes started in the last 24 hours, resumes included.", "none",
-                           query(f"sum(increase(drkernel_trainer_runs_started_total{sel}[24h])) or vector(0)", "started")))
-        .with_panel(number("Succeeded (24 h)", "Runs that did every step asked for, in the last 24 hours.", "none",
-                           finished("succeeded")))
-        .with_panel(number("Failed (24 h)", "Runs that failed in the last 24 hours; GetRun says why.", "none",
-                           finished("failed")))
+        .with_panel(
+            number(
+                "Active runs",
+                "Runs pending or running now.",
+                "none",
+                query(f"sum(drkernel_trainer_active_runs{sel})", "active"),
+            )
+        )
+        .with_panel(
+            number(
+                "Started (24 h)",
+                "Run processes started in the last 24 hours, resumes included.",
+                "none",
+                query(f"sum(increase(drkernel_trainer_runs_started_total{sel}[24h])) or vector(0)", "started"),
+            )
+        )
+        .with_panel(
+            number(
+                "Succeeded (24 h)",
+                "Runs that did every step asked for, in the last 24 hours.",
+                "none",
+                finished("succeeded"),
+            )
+        )
+        .with_panel(
+            number(
+                "Failed (24 h)", "Runs that failed in the last 24 hours; GetRun says why.", "none", finished("failed")
+            )
+        )
         .with_panel(per_run("Step", "Last finished step of each run.", "none", "drkernel_trainer_step", width=12))
-        .with_panel(per_run("Weights version", "Weights version each run last pushed to the policy.", "none",
-                            "drkernel_trainer_weights_version", width=12))
+        .with_panel(
+            per_run(
+                "Weights version",
+                "Weights version each run last pushed to the policy.",
+                "none",
+                "drkernel_trainer_weights_version",
+                width=12,
+            )
+        )
         .with_row(dash.Row("Reward"))
-        .with_panel(per_run("Mean reward", "Mean reward over the turns of each run's last step.", "none",
-                            "drkernel_trainer_reward_mean"))
-        .with_panel(per_run("Correct", "Share of the last step's turns whose kernel was judged correct.", "percentunit",
-                            "drkernel_trainer_correct_rate"))
-        .with_panel(per_run("Hacked", "Share of the last step's turns judged to hack the reward.", "percentunit",
-                            "drkernel_trainer_hacked_rate"))
+        .with_panel(
+            per_run(
+                "Mean reward",
+                "Mean reward over the turns of each run's last step.",
+                "none",
+                "drkernel_trainer_reward_mean",
+            )
+        )
+        .with_panel(
+            per_run(
+                "Correct",
+                "Share of the last step's turns whose kernel was judged correct.",
+                "percentunit",
+                "drkernel_trainer_correct_rate",
+            )
+        )
+        .with_panel(
+            per_run(
+                "Hacked",
+                "Share of the last step's turns judged to hack the reward.",
+                "percentunit",
+                "drkernel_trainer_hacked_rate",
+            )
+        )
         .with_row(dash.Row("Rejection sampling"))
-        .with_panel(per_run("MRS rejected", "Share of trajectories dropped because learner and sampler log-probs "
-                            "disagreed (mismatch rejection sampling).", "percentunit", "drkernel_trainer_mrs_rejected_rate"))
-        .with_panel(per_run("PRS rejected", "Share rejected by profiling-based rejection sampling (correct kernels "
-                            "owning little of the device time).", "percentunit", "drkernel_trainer_prs_rejected_rate"))
-        .with_panel(per_run("Vetoed", "Share vetoed by a token whose learner/sampler probability ratio is below the "
-                            "veto threshold.", "percentunit", "drkernel_trainer_veto_rate"))
-        .with_panel(per_run("Log-prob mismatch", "How far the learner's log-probs are from the sampler's (0: identical); "
-                            "growth means the two engines drift apart.", "none", "drkernel_trainer_logprob_mismatch",
-                            width=24))
+        .with_panel(
+            per_run(
+                "MRS rejected",
+                "Share of trajectories dropped because learner and sampler log-probs "
+                "disagreed (mismatch rejection sampling).",
+                "percentunit",
+                "drkernel_trainer_mrs_rejected_rate",
+            )
+        )
+        .with_panel(
+            per_run(
+                "PRS rejected",
+                "Share rejected by profiling-based rejection sampling (correct kernels "
+                "owning little of the device time).",
+                "percentunit",
+                "drkernel_trainer_prs_rejected_rate",
+            )
+        )
+        .with_panel(
+            per_run(
+                "Vetoed",
+                "Share vetoed by a token whose learner/sampler probability ratio is below the veto threshold.",
+                "percentunit",
+                "drkernel_trainer_veto_rate",
+            )
+        )
+        .with_panel(
+            per_run(
+                "Log-prob mismatch",
+                "How far the learner's log-probs are from the sampler's (0: identical); "
+                "growth means the two engines drift apart.",
+                "none",
+                "drkernel_trainer_logprob_mismatch",
+                width=24,
+            )
+        )
         .with_row(dash.Row("Step time"))
-        .with_panel(graph(
-            "Step time by phase",
-            "Seconds the last step spent per phase. Generating and evaluating are summed over turns that overlap, "
-            "so the stack can exceed the step's wall-clock time; pick one run.",
-            "s",
-            [query(f"max by (run, phase) (drkernel_trainer_phase_seconds{runs})", "{{run}} {{phase}}")],
-            stacked=True,
-        ))
-        .with_panel(per_run("Step wall-clock time", "Seconds from the start to the end of each run's last step.", "s",
-                            "drkernel_trainer_step_seconds", width=12))
+        .with_panel(
+            graph(
+                "Step time by phase",
+                "Seconds the last step spent per phase. Generating and evaluating are summed over turns that overlap, "
+                "so the stack can exceed the step's wall-clock time; pick one run.",
+                "s",
+                [query(f"max by (run, phase) (drkernel_trainer_phase_seconds{runs})", "{{run}} {{phase}}")],
+                stacked=True,
+            )
+        )
+        .with_panel(
+            per_run(
+                "Step wall-clock time",
+                "Seconds from the start to the end of each run's last step.",
+                "s",
+                "drkernel_trainer_step_seconds",
+                width=12,
+            )
+        )
     )
     return rpc_panels(board, "trainer")
 
@@ -379,7 +667,9 @@ def render() -> dict[str, str]:
 def stale_files(rendered: dict[str, str], directory: Path = OUTPUT_DIR) -> list[str]:
     """Names whose committed file differs from `rendered` or is missing, and strays in `directory`."""
     present = {path.name for path in directory.glob("*.json")}
-    differing = [name for name, text in rendered.items() if name not in present or (directory / name).read_text() != text]
+    differing = [
+        name for name, text in rendered.items() if name not in present or (directory / name).read_text() != text
+    ]
     return sorted(differing + sorted(present - rendered.keys()))
 
 

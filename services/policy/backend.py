@@ -14,7 +14,7 @@ from services.policy.types import BackendInfo, SamplingParams, TokenDelta, Weigh
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-    from drkernel.config import PolicySettings
+    from services.policy.settings import PolicySettings
 
 
 class Backend(Protocol):
@@ -25,9 +25,7 @@ class Backend(Protocol):
         """The model as currently served."""
         ...
 
-    def stream(
-        self, prompt_token_ids: Sequence[int], params: SamplingParams
-    ) -> AsyncIterator[list[TokenDelta]]:
+    def stream(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> AsyncIterator[list[TokenDelta]]:
         """Samples ``params.n`` continuations of the prompt, yielding new tokens as they come.
         Each sample's last delta carries its finish reason. Closing the iterator early stops
         the work."""
@@ -57,9 +55,7 @@ def resolve_backend_name(requested: str) -> str:
     return requested
 
 
-def open_backend(
-    name: str, model_dir: Path, tokenizer: PreTrainedTokenizerBase, settings: PolicySettings
-) -> Backend:
+def open_backend(name: str, model_dir: Path, tokenizer: PreTrainedTokenizerBase, settings: PolicySettings) -> Backend:
     """Loads the model into the named backend (see ``resolve_backend_name``)."""
     if name == "vllm":
         from services.policy.vllm_backend import VllmBackend
@@ -67,6 +63,4 @@ def open_backend(
         return VllmBackend(model_dir, tokenizer, settings.vllm, settings.device, settings.dtype)
     from services.policy.transformers_backend import TransformersBackend
 
-    return TransformersBackend(
-        model_dir, tokenizer, settings.device, settings.dtype, settings.max_batch_size
-    )
+    return TransformersBackend(model_dir, tokenizer, settings.device, settings.dtype, settings.max_batch_size)

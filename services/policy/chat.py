@@ -27,9 +27,7 @@ def _apply(tokenizer: PreTrainedTokenizerBase, messages: Sequence[ChatMessage], 
     if not messages:
         raise InvalidArgument("the conversation has no messages")
     if not tokenizer.chat_template:
-        raise InvalidArgument(
-            "the model has no chat template: send prompt text instead of chat messages"
-        )
+        raise InvalidArgument("the model has no chat template: send prompt text instead of chat messages")
     from jinja2 import TemplateError
 
     def render(turns: Sequence[ChatMessage]) -> Any:
@@ -57,8 +55,6 @@ def chat_text(tokenizer: PreTrainedTokenizerBase, messages: Sequence[ChatMessage
     return str(_apply(tokenizer, messages, tokenize=False))
 
 
-def chat_token_ids(
-    tokenizer: PreTrainedTokenizerBase, messages: Sequence[ChatMessage]
-) -> list[int]:
+def chat_token_ids(tokenizer: PreTrainedTokenizerBase, messages: Sequence[ChatMessage]) -> list[int]:
     """The token ids of ``chat_text``, tokenized the way the template intends."""
     return list(_apply(tokenizer, messages, tokenize=True))

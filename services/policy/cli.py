@@ -25,7 +25,9 @@ def register(commands: Any, serve_commands: Any) -> None:
     generate.add_argument("--prompt", required=True, help="The prompt text.")
     generate.add_argument("--raw", action="store_true", help="Continue the text as it is (no chat template).")
     generate.add_argument("--server", help="HOST:PORT of a policy server; default: generate locally.")
-    generate.add_argument("--model", type=Path, help="Model directory for local generation (default: the embedded one).")
+    generate.add_argument(
+        "--model", type=Path, help="Model directory for local generation (default: the embedded one)."
+    )
     generate.add_argument("--max-tokens", type=int, help="Most tokens per completion (default from settings: 512).")
     generate.add_argument("--n", type=int, default=1, help="Completions to sample (default 1).")
     generate.add_argument("--seed", type=int, help="Seed of the random draws (default: drawn by the server).")
@@ -58,8 +60,11 @@ def build_request(args: argparse.Namespace) -> Any:
         else pb.Prompt(chat=pb.Chat(messages=[pb.ChatMessage(role="user", content=args.prompt)]))
     )
     sampling = pb.SamplingParams(
-        n=args.n, temperature=args.temperature, top_p=args.top_p,
-        max_tokens=args.max_tokens or 0, stop=args.stop,
+        n=args.n,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens or 0,
+        stop=args.stop,
     )
     if args.seed is not None:
         sampling.seed = args.seed
@@ -94,9 +99,7 @@ def run_generate(args: argparse.Namespace) -> int:
         raise CliError("--model is for local generation; a server serves its own model")
     settings = load_settings_for(args)
     if args.model:
-        settings = settings.model_copy(
-            update={"policy": settings.policy.model_copy(update={"model": args.model})}
-        )
+        settings = settings.model_copy(update={"policy": settings.policy.model_copy(update={"model": args.model})})
     request = build_request(args)
     if args.server:
         response = generate_remotely(args.server, request)
@@ -117,9 +120,11 @@ def run_serve(args: argparse.Namespace) -> int:
     from services.policy.server import serve
 
     settings = load_settings_for(args, server=True)
-    policy = settings.policy.model_copy(update={
-        "server": with_cli_ports(settings.policy.server, args),
-        **{k: v for k, v in (("backend", args.backend), ("model", args.model)) if v is not None},
-    })
+    policy = settings.policy.model_copy(
+        update={
+            "server": with_cli_ports(settings.policy.server, args),
+            **{k: v for k, v in (("backend", args.backend), ("model", args.model)) if v is not None},
+        }
+    )
     asyncio.run(serve(settings.model_copy(update={"policy": policy})))
     return EXIT_OK

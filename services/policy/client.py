@@ -38,10 +38,7 @@ def tensor_update_requests(
             raise ValueError(f"tensor {name}: dtype {tensor.dtype} cannot be sent; use float32, float16 or bfloat16")
     header = pb.WeightsHeader(
         tensors=pb.TensorManifest(
-            tensors=[
-                pb.TensorSpec(name=name, dtype=_DTYPES[t.dtype], shape=list(t.shape))
-                for name, t in items
-            ]
+            tensors=[pb.TensorSpec(name=name, dtype=_DTYPES[t.dtype], shape=list(t.shape)) for name, t in items]
         )
     )
     if weights_version is not None:
@@ -51,9 +48,7 @@ def tensor_update_requests(
         data = tensor.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
         for offset in range(0, len(data), chunk_bytes):
             yield pb.UpdateWeightsRequest(
-                chunk=pb.TensorChunk(
-                    tensor_index=index, offset_bytes=offset, data=data[offset : offset + chunk_bytes]
-                )
+                chunk=pb.TensorChunk(tensor_index=index, offset_bytes=offset, data=data[offset : offset + chunk_bytes])
             )
 
 
@@ -85,9 +80,7 @@ class PolicyClient:
         self, tensors: Mapping[str, torch.Tensor], weights_version: int
     ) -> pb.UpdateWeightsResponse:
         """Streams the tensors themselves (no shared volume needed)."""
-        return await self._stub.UpdateWeights(
-            tensor_update_requests(tensors, weights_version), timeout=self._timeout
-        )
+        return await self._stub.UpdateWeights(tensor_update_requests(tensors, weights_version), timeout=self._timeout)
 
     async def model_info(self) -> pb.GetModelInfoResponse:
         return await self._stub.GetModelInfo(pb.GetModelInfoRequest(), timeout=60)

@@ -76,12 +76,8 @@ def convert_gguf(source: Path, out_dir: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
-    tokenizer = AutoTokenizer.from_pretrained(
-        source.parent, gguf_file=source.name, local_files_only=True
-    )
-    loaded = AutoModelForCausalLM.from_pretrained(
-        source.parent, gguf_file=source.name, local_files_only=True
-    )
+    tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name, local_files_only=True)
+    loaded = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, local_files_only=True)
     config = loaded.config
     del config.quantization_config  # the saved weights are plain tensors
     model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
@@ -101,6 +97,9 @@ def gguf_special_tokens(source: Path) -> dict[str, int]:
     from gguf import GGUFReader
 
     fields = GGUFReader(source).fields
-    keys = {"bos": "tokenizer.ggml.bos_token_id", "eos": "tokenizer.ggml.eos_token_id",
-            "pad": "tokenizer.ggml.padding_token_id"}
+    keys = {
+        "bos": "tokenizer.ggml.bos_token_id",
+        "eos": "tokenizer.ggml.eos_token_id",
+        "pad": "tokenizer.ggml.padding_token_id",
+    }
     return {role: int(fields[key].contents()) for role, key in keys.items() if key in fields}

@@ -28,8 +28,8 @@ from services.policy.chat import chat_token_ids
 from services.policy.default_model import MODEL_NAME, ensure_default_model
 from services.policy.detokenize import IncrementalText
 from services.policy.types import (
-    CheckpointUpdate,
     ChatMessage,
+    CheckpointUpdate,
     Completion,
     CompletionChunk,
     GenerationRequest,
@@ -46,7 +46,7 @@ from services.policy.types import (
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-    from drkernel.config import PolicySettings
+    from services.policy.settings import PolicySettings
 
 log = get_logger(__name__)
 
@@ -93,9 +93,7 @@ class VersionGate:
 
 
 def _source_name(update: WeightsUpdate) -> str:
-    return {CheckpointUpdate: "checkpoint", TensorsUpdate: "tensors", LoraUpdate: "lora"}[
-        type(update)
-    ]
+    return {CheckpointUpdate: "checkpoint", TensorsUpdate: "tensors", LoraUpdate: "lora"}[type(update)]
 
 
 class PolicyEngine:
@@ -141,16 +139,12 @@ class PolicyEngine:
         if not 1 <= request.n <= s.max_n:
             raise InvalidArgument(f"n must be between 1 and {s.max_n}, got {request.n}")
         if not (isfinite(request.temperature) and request.temperature >= 0):
-            raise InvalidArgument(
-                f"temperature must be >= 0 (0 is greedy), got {request.temperature}"
-            )
+            raise InvalidArgument(f"temperature must be >= 0 (0 is greedy), got {request.temperature}")
         if not 0 < request.top_p <= 1:
             raise InvalidArgument(f"top_p must be in (0, 1], got {request.top_p}")
         max_tokens = s.default_max_tokens if request.max_tokens is None else request.max_tokens
         if not 1 <= max_tokens <= s.max_tokens_cap:
-            raise InvalidArgument(
-                f"max_tokens must be between 1 and {s.max_tokens_cap}, got {max_tokens}"
-            )
+            raise InvalidArgument(f"max_tokens must be between 1 and {s.max_tokens_cap}, got {max_tokens}")
         if len(request.stop) > MAX_STOP_STRINGS or not all(request.stop):
             raise InvalidArgument(f"stop takes at most {MAX_STOP_STRINGS} non-empty strings")
         prompt_ids = self._render(request.prompt)
@@ -195,13 +189,8 @@ class PolicyEngine:
         queued, outcome, generated = True, "error", 0
         try:
             async with self._gate.generation() as version:
-                texts = {
-                    i: IncrementalText(self._tokenizer, prepared.params.stop)
-                    for i in range(prepared.params.n)
-                }
-                async for deltas in self._backend.stream(
-                    prepared.prompt_token_ids, prepared.params
-                ):
+                texts = {i: IncrementalText(self._tokenizer, prepared.params.stop) for i in range(prepared.params.n)}
+                async for deltas in self._backend.stream(prepared.prompt_token_ids, prepared.params):
                     if queued:
                         queued = False
                         self._queued -= 1
@@ -215,8 +204,12 @@ class PolicyEngine:
                             metrics.COMPLETIONS.labels(delta.finish_reason.value).inc()
                         generated += len(delta.token_ids)
                         yield CompletionChunk(
-                            delta.index, text, delta.token_ids, delta.logprobs,
-                            delta.finish_reason, version,
+                            delta.index,
+                            text,
+                            delta.token_ids,
+                            delta.logprobs,
+                            delta.finish_reason,
+                            version,
                         )
             outcome = "ok"
         except (GeneratorExit, asyncio.CancelledError):
@@ -235,9 +228,13 @@ class PolicyEngine:
             metrics.TOKENS.labels("generated").inc(generated)
             metrics.GENERATION_SECONDS.observe(seconds)
             log.info(
-                "generation finished", request_id=prepared.request_id, outcome=outcome,
-                n=prepared.params.n, prompt_tokens=len(prepared.prompt_token_ids),
-                generated_tokens=generated, seconds=seconds,
+                "generation finished",
+                request_id=prepared.request_id,
+                outcome=outcome,
+                n=prepared.params.n,
+                prompt_tokens=len(prepared.prompt_token_ids),
+                generated_tokens=generated,
+                seconds=seconds,
             )
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
@@ -260,12 +257,18 @@ class PolicyEngine:
                 raise RuntimeError(f"the backend never finished sample {i}")
             completions.append(
                 Completion(
-                    i, "".join(texts[i]), tuple(tokens[i]), tuple(logprobs[i]),
-                    end.finish_reason, end.weights_version,
+                    i,
+                    "".join(texts[i]),
+                    tuple(tokens[i]),
+                    tuple(logprobs[i]),
+                    end.finish_reason,
+                    end.weights_version,
                 )
             )
         return GenerationResult(
-            prepared.request_id, prepared.prompt_token_ids, tuple(completions),
+            prepared.request_id,
+            prepared.prompt_token_ids,
+            tuple(completions),
             prepared.params.seed,
         )
 
@@ -278,9 +281,7 @@ class PolicyEngine:
             previous = self._gate.version
             new = previous + 1 if version is None else version
             if new <= previous:
-                raise FailedPrecondition(
-                    f"weights version {new} is not newer than the served version {previous}"
-                )
+                raise FailedPrecondition(f"weights version {new} is not newer than the served version {previous}")
             started = time.perf_counter()
             loaded = await self._backend.update(update, new)
             seconds = time.perf_counter() - started
@@ -289,8 +290,12 @@ class PolicyEngine:
         metrics.WEIGHT_UPDATES.labels(source).inc()
         metrics.WEIGHT_UPDATE_SECONDS.observe(seconds)
         log.info(
-            "weights updated", source=source, previous_version=previous, version=new,
-            tensors=loaded, seconds=seconds,
+            "weights updated",
+            source=source,
+            previous_version=previous,
+            version=new,
+            tensors=loaded,
+            seconds=seconds,
         )
         return UpdateResult(previous, new, loaded, seconds)
 

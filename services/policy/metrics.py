@@ -9,9 +9,7 @@ REQUESTS = prometheus_client.Counter(
     "Generation requests by outcome (ok, invalid, refused, cancelled, error).",
     ["outcome"],
 )
-TOKENS = prometheus_client.Counter(
-    "drkernel_policy_tokens_total", "Tokens by kind (prompt, generated).", ["kind"]
-)
+TOKENS = prometheus_client.Counter("drkernel_policy_tokens_total", "Tokens by kind (prompt, generated).", ["kind"])
 COMPLETIONS = prometheus_client.Counter(
     "drkernel_policy_completions_total", "Finished samples by finish reason.", ["finish_reason"]
 )
@@ -26,15 +24,9 @@ FIRST_TOKEN_SECONDS = prometheus_client.Histogram(
     "From admission to the first token of a request (queueing and prefill).",
     buckets=_LATENCY_BUCKETS,
 )
-QUEUED = prometheus_client.Gauge(
-    "drkernel_policy_queued_requests", "Requests admitted that have no token yet."
-)
-RUNNING = prometheus_client.Gauge(
-    "drkernel_policy_running_requests", "Requests producing tokens."
-)
-WEIGHTS_VERSION = prometheus_client.Gauge(
-    "drkernel_policy_weights_version", "Version of the weights being served."
-)
+QUEUED = prometheus_client.Gauge("drkernel_policy_queued_requests", "Requests admitted that have no token yet.")
+RUNNING = prometheus_client.Gauge("drkernel_policy_running_requests", "Requests producing tokens.")
+WEIGHTS_VERSION = prometheus_client.Gauge("drkernel_policy_weights_version", "Version of the weights being served.")
 WEIGHT_UPDATES = prometheus_client.Counter(
     "drkernel_policy_weight_updates_total",
     "Applied weight updates by source (checkpoint, tensors, lora).",

@@ -138,14 +138,8 @@ def extract_code(completion: str) -> str:
     """The ModelNew module of a completion, or ExtractionError saying why there is none."""
     text = _THINK.sub("", completion.replace("\r\n", "\n"))
     if not text.strip():
-        raise ExtractionError(
-            "the answer is empty (or only reasoning): give the module in a ```python block"
-        )
-    blocks = [
-        m.group(3).strip() + "\n"
-        for m in _FENCE.finditer(text)
-        if m.group(2).lower() in _CODE_LANGUAGES
-    ]
+        raise ExtractionError("the answer is empty (or only reasoning): give the module in a ```python block")
+    blocks = [m.group(3).strip() + "\n" for m in _FENCE.finditer(text) if m.group(2).lower() in _CODE_LANGUAGES]
     fenced = _OPEN_FENCE.search(text) is not None
     code = _from_blocks(blocks) if fenced else _from_bare_text(text)
     if code is not None:
@@ -160,8 +154,7 @@ def extract_code(completion: str) -> str:
                 ) from None
     if fenced and _unclosed(text):
         raise ExtractionError(
-            "the last code block is never closed (was the answer cut off?) and no earlier "
-            "block defines class ModelNew"
+            "the last code block is never closed (was the answer cut off?) and no earlier block defines class ModelNew"
         )
     raise ExtractionError("no complete Python module defining class ModelNew was found")
 

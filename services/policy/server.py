@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from drkernel.config import PolicySettings, Settings
+from drkernel.config import Settings
 from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server
 from drkernel.v1 import policy_pb2_grpc
 from services.policy.engine import PolicyEngine, open_engine
 from services.policy.servicer import SERVICE_NAME, PolicyServicer
+from services.policy.settings import PolicySettings
 
 
 def binding(engine: PolicyEngine, settings: PolicySettings) -> ServiceBinding:
@@ -49,6 +50,4 @@ async def start_policy(settings: PolicySettings) -> RunningPolicy:
 async def serve(settings: Settings) -> None:
     """Loads the model, serves until SIGTERM, lets running requests finish, then unloads."""
     engine = open_engine(settings.policy)
-    await serve_until_signalled(
-        [binding(engine, settings.policy)], settings.policy.server, on_stopped=engine.close
-    )
+    await serve_until_signalled([binding(engine, settings.policy)], settings.policy.server, on_stopped=engine.close)

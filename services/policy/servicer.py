@@ -129,9 +129,7 @@ async def read_update(
             assembler.add(chunk.tensor_index, chunk.offset_bytes, chunk.data)
         return TensorsUpdate(assembler.tensors()), version
     if source is None:
-        raise InvalidArgument(
-            "the header names no source: set checkpoint_dir, lora_adapter_dir or tensors"
-        )
+        raise InvalidArgument("the header names no source: set checkpoint_dir, lora_adapter_dir or tensors")
     async for _ in messages:
         raise InvalidArgument(f"nothing may follow a {source} header")
     if source == "checkpoint_dir":
@@ -145,9 +143,7 @@ class PolicyServicer(policy_pb2_grpc.PolicyServiceServicer):
     def __init__(self, engine: PolicyEngine, max_update_bytes: int) -> None:
         self._engine, self._max_update_bytes = engine, max_update_bytes
 
-    async def Generate(
-        self, request: pb.GenerateRequest, context: grpc.aio.ServicerContext
-    ) -> pb.GenerateResponse:
+    async def Generate(self, request: pb.GenerateRequest, context: grpc.aio.ServicerContext) -> pb.GenerateResponse:
         return generate_response(await self._engine.generate(generation_request(request)))
 
     async def GenerateStream(

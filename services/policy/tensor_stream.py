@@ -49,18 +49,14 @@ class TensorAssembler:
                 raise InvalidArgument(f"tensor {spec.name}: dtype must be one of {sorted(DTYPES)}")
         total = sum(spec.nbytes for spec in specs)
         if total > max_total_bytes:
-            raise InvalidArgument(
-                f"the manifest announces {total} bytes; this server takes at most {max_total_bytes}"
-            )
+            raise InvalidArgument(f"the manifest announces {total} bytes; this server takes at most {max_total_bytes}")
         self._specs = tuple(specs)
         self._buffers = [bytearray(0) for _ in specs]
 
     def add(self, tensor_index: int, offset_bytes: int, data: bytes) -> None:
         """Appends a chunk; its offset must be the number of that tensor's bytes sent before."""
         if not 0 <= tensor_index < len(self._specs):
-            raise InvalidArgument(
-                f"chunk names tensor {tensor_index}; the manifest has {len(self._specs)}"
-            )
+            raise InvalidArgument(f"chunk names tensor {tensor_index}; the manifest has {len(self._specs)}")
         spec, buffer = self._specs[tensor_index], self._buffers[tensor_index]
         if offset_bytes != len(buffer):
             raise InvalidArgument(
@@ -68,9 +64,7 @@ class TensorAssembler:
                 "(chunks of a tensor must come in order)"
             )
         if len(buffer) + len(data) > spec.nbytes:
-            raise InvalidArgument(
-                f"tensor {spec.name}: more than the {spec.nbytes} bytes its shape and dtype give"
-            )
+            raise InvalidArgument(f"tensor {spec.name}: more than the {spec.nbytes} bytes its shape and dtype give")
         buffer += data
 
     def tensors(self) -> dict[str, torch.Tensor]:
@@ -78,9 +72,7 @@ class TensorAssembler:
         out: dict[str, torch.Tensor] = {}
         for spec, buffer in zip(self._specs, self._buffers, strict=True):
             if len(buffer) != spec.nbytes:
-                raise InvalidArgument(
-                    f"tensor {spec.name}: received {len(buffer)} of {spec.nbytes} bytes"
-                )
+                raise InvalidArgument(f"tensor {spec.name}: received {len(buffer)} of {spec.nbytes} bytes")
             dtype = DTYPES[spec.dtype]
             flat = torch.frombuffer(buffer, dtype=dtype) if buffer else torch.empty(0, dtype=dtype)
             out[spec.name] = flat.reshape(spec.shape)

@@ -126,9 +126,7 @@ class _StepObserver(StoppingCriteria):
                 reason = FinishReason.LENGTH
             else:
                 live.append(row)
-            deltas.append(
-                TokenDelta(self._first_index + row, (tokens[row],), (logprobs[row],), reason)
-            )
+            deltas.append(TokenDelta(self._first_index + row, (tokens[row],), (logprobs[row],), reason))
         self._live = live
         self._emit(deltas)
         finished = torch.ones(len(tokens), dtype=torch.bool, device=input_ids.device)
@@ -154,9 +152,7 @@ class TransformersBackend:
         self._dtype = resolve_dtype(dtype, self._device)
         self._tokenizer = tokenizer
         self._max_batch_size = max_batch_size
-        base = AutoModelForCausalLM.from_pretrained(
-            model_dir, dtype=self._dtype, local_files_only=True
-        )
+        base = AutoModelForCausalLM.from_pretrained(model_dir, dtype=self._dtype, local_files_only=True)
         self._base: PreTrainedModel = base.to(self._device).eval()
         eos = base.generation_config.eos_token_id
         eos_ids = {eos} if isinstance(eos, int) else set(eos or ())
@@ -182,9 +178,7 @@ class TransformersBackend:
             lora_adapter=self._lora_dir,
         )
 
-    async def stream(
-        self, prompt_token_ids: Sequence[int], params: SamplingParams
-    ) -> AsyncIterator[list[TokenDelta]]:
+    async def stream(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> AsyncIterator[list[TokenDelta]]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[object] = asyncio.Queue()
         cancelled = threading.Event()
@@ -192,9 +186,7 @@ class TransformersBackend:
         def emit(item: object) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, item)
 
-        work = loop.run_in_executor(
-            self._worker, self._generate, list(prompt_token_ids), params, emit, cancelled
-        )
+        work = loop.run_in_executor(self._worker, self._generate, list(prompt_token_ids), params, emit, cancelled)
         try:
             while (item := await queue.get()) is not _DONE:
                 yield item  # type: ignore[misc]
@@ -213,16 +205,12 @@ class TransformersBackend:
         try:
             torch.manual_seed(params.seed)
             prompt = torch.tensor([prompt_token_ids], device=self._device)
-            stop_strings = (
-                StopStringCriteria(self._tokenizer, list(params.stop)) if params.stop else None
-            )
+            stop_strings = StopStringCriteria(self._tokenizer, list(params.stop)) if params.stop else None
             for first in range(0, params.n, self._max_batch_size):
                 if cancelled.is_set():
                     break
                 rows = min(self._max_batch_size, params.n - first)
-                self._generate_batch(
-                    prompt.expand(rows, -1), first, params, stop_strings, emit, cancelled
-                )
+                self._generate_batch(prompt.expand(rows, -1), first, params, stop_strings, emit, cancelled)
         finally:
             emit(_DONE)
 
@@ -243,8 +231,14 @@ class TransformersBackend:
                 processors.append(TopPLogitsWarper(params.top_p))
         processors.append(capture)
         observer = _StepObserver(
-            capture, first_index, batch.shape[0], self._eos, params.max_tokens,
-            stop_strings, emit, cancelled,
+            capture,
+            first_index,
+            batch.shape[0],
+            self._eos,
+            params.max_tokens,
+            stop_strings,
+            emit,
+            cancelled,
         )
         config = GenerationConfig(
             do_sample=not params.greedy,
@@ -271,11 +265,7 @@ class TransformersBackend:
     def _update(self, update: WeightsUpdate) -> int:
         if isinstance(update, LoraUpdate):
             return self._load_lora(update.directory)
-        tensors = (
-            read_checkpoint(update.directory)
-            if isinstance(update, CheckpointUpdate)
-            else update.tensors
-        )
+        tensors = read_checkpoint(update.directory) if isinstance(update, CheckpointUpdate) else update.tensors
         self._drop_lora()
         return self._load_tensors(tensors)
 
@@ -285,14 +275,11 @@ class TransformersBackend:
         own = self._base.state_dict()
         unknown = sorted(set(tensors) - set(own))
         if unknown:
-            raise InvalidArgument(
-                f"{len(unknown)} tensor name(s) not in the model, e.g. {unknown[:3]}"
-            )
+            raise InvalidArgument(f"{len(unknown)} tensor name(s) not in the model, e.g. {unknown[:3]}")
         for name, tensor in tensors.items():
             if tuple(tensor.shape) != tuple(own[name].shape):
                 raise InvalidArgument(
-                    f"tensor {name}: shape {list(tensor.shape)} where the model has "
-                    f"{list(own[name].shape)}"
+                    f"tensor {name}: shape {list(tensor.shape)} where the model has {list(own[name].shape)}"
                 )
         for name, tensor in tensors.items():
             own[name].copy_(tensor.to(device=self._device, dtype=own[name].dtype))
@@ -305,7 +292,7 @@ class TransformersBackend:
         try:
             model = PeftModel.from_pretrained(self._base, directory, is_trainable=False)
         except (ValueError, KeyError, RuntimeError) as error:
-            raise InvalidArgument(f"LoRA adapter {directory} does not fit the model: {error}")
+            raise InvalidArgument(f"LoRA adapter {directory} does not fit the model: {error}") from error
         self._model = model.to(self._device).eval()
         self._lora_dir = str(directory)
         return sum(1 for name, _ in model.named_parameters() if "lora_" in name)

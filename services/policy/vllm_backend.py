@@ -40,7 +40,7 @@ from services.policy.types import (
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
-    from drkernel.config import VllmSettings
+    from services.policy.settings import VllmSettings
 
 _FINISH = {"stop": FinishReason.STOP, "length": FinishReason.LENGTH}
 
@@ -107,9 +107,7 @@ class VllmBackend:
             lora_adapter=self._lora_dir,
         )
 
-    async def stream(
-        self, prompt_token_ids: Sequence[int], params: SamplingParams
-    ) -> AsyncIterator[list[TokenDelta]]:
+    async def stream(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> AsyncIterator[list[TokenDelta]]:
         from vllm import SamplingParams as VllmSamplingParams
         from vllm.inputs import TokensPrompt
         from vllm.sampling_params import RequestOutputKind
@@ -141,8 +139,7 @@ class VllmBackend:
                 deltas = []
                 for sample in output.outputs:
                     logprobs = tuple(
-                        step[token].logprob
-                        for token, step in zip(sample.token_ids, sample.logprobs or (), strict=True)
+                        step[token].logprob for token, step in zip(sample.token_ids, sample.logprobs or (), strict=True)
                     )
                     reason = _FINISH.get(sample.finish_reason or "")
                     deltas += [
@@ -158,9 +155,7 @@ class VllmBackend:
     async def update(self, update: WeightsUpdate, version: int) -> int:
         if isinstance(update, LoraUpdate):
             if not self._settings.enable_lora:
-                raise FailedPrecondition(
-                    "LoRA updates need the vLLM engine started with policy.vllm.enable_lora=true"
-                )
+                raise FailedPrecondition("LoRA updates need the vLLM engine started with policy.vllm.enable_lora=true")
             from vllm.lora.request import LoRARequest
 
             self._lora = LoRARequest(f"weights-v{version}", version, str(update.directory))
@@ -168,9 +163,7 @@ class VllmBackend:
             await self._engine.add_lora(self._lora)
             return len(_checkpoint_shapes(update.directory))
         if isinstance(update, CheckpointUpdate):
-            await self._engine.collective_rpc(
-                "reload_weights", kwargs={"weights_path": str(update.directory)}
-            )
+            await self._engine.collective_rpc("reload_weights", kwargs={"weights_path": str(update.directory)})
             loaded = len(_checkpoint_shapes(update.directory))
         else:
             with tempfile.TemporaryDirectory(prefix="drkernel-weights-") as directory:

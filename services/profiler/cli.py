@@ -57,8 +57,10 @@ def run_profile(args: argparse.Namespace) -> int:
 
     settings = load_settings_for(args)
     request = profiler_pb2.ProfileRequest(
-        request_id=f"cli:{args.candidate.name}", reference_source=read_source(args.task, "task file"),
-        candidate_source=read_source(args.candidate, "candidate file"), timeout_seconds=args.timeout,
+        request_id=f"cli:{args.candidate.name}",
+        reference_source=read_source(args.task, "task file"),
+        candidate_source=read_source(args.candidate, "candidate file"),
+        timeout_seconds=args.timeout,
     )
     if args.device:
         request.device = {"cpu": common_pb2.DEVICE_CPU, "cuda": common_pb2.DEVICE_CUDA}[args.device]
@@ -83,9 +85,11 @@ def run_serve(args: argparse.Namespace) -> int:
     from services.profiler.server import serve
 
     settings = load_settings_for(args, server=True)
-    profiler = settings.profiler.model_copy(update={
-        "server": with_cli_ports(settings.profiler.server, args),
-        **({"sandbox_address": args.sandbox} if args.sandbox else {}),
-    })
+    profiler = settings.profiler.model_copy(
+        update={
+            "server": with_cli_ports(settings.profiler.server, args),
+            **({"sandbox_address": args.sandbox} if args.sandbox else {}),
+        }
+    )
     asyncio.run(serve(settings.model_copy(update={"profiler": profiler})))
     return EXIT_OK

@@ -31,12 +31,33 @@ BANDWIDTH_BYTES_PER_US = 3.0e6
 MATH_RATE_FLOPS_PER_US = 4.0e8
 _ASSUMED_ELEMENT_BYTES = 4
 # Operators that only allocate or reinterpret memory: no device kernel, no modelled time.
-_NO_KERNEL_OPS = frozenset({
-    "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::view", "aten::reshape", "aten::_reshape_alias",
-    "aten::as_strided", "aten::t", "aten::transpose", "aten::permute", "aten::expand", "aten::unsqueeze",
-    "aten::squeeze", "aten::select", "aten::slice", "aten::alias", "aten::detach", "aten::lift_fresh",
-    "aten::resolve_conj", "aten::resolve_neg", "aten::unflatten", "aten::flatten", "aten::numpy_T",
-})
+_NO_KERNEL_OPS = frozenset(
+    {
+        "aten::empty",
+        "aten::empty_like",
+        "aten::empty_strided",
+        "aten::view",
+        "aten::reshape",
+        "aten::_reshape_alias",
+        "aten::as_strided",
+        "aten::t",
+        "aten::transpose",
+        "aten::permute",
+        "aten::expand",
+        "aten::unsqueeze",
+        "aten::squeeze",
+        "aten::select",
+        "aten::slice",
+        "aten::alias",
+        "aten::detach",
+        "aten::lift_fresh",
+        "aten::resolve_conj",
+        "aten::resolve_neg",
+        "aten::unflatten",
+        "aten::flatten",
+        "aten::numpy_T",
+    }
+)
 
 # launches, bytes moved and FLOPs per interpreted Triton kernel since the last call
 Traffic = Callable[[], dict[str, tuple[int, int, int]]]

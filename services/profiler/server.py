@@ -6,11 +6,12 @@ from __future__ import annotations
 import grpc
 
 from drkernel.channels import insecure_aio_channel
-from drkernel.config import ProfilerSettings, Settings
+from drkernel.config import Settings
 from drkernel.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, Unavailable
 from drkernel.serving import ServiceBinding, serve_until_signalled
 from drkernel.v1 import profiler_pb2, profiler_pb2_grpc, sandbox_pb2, sandbox_pb2_grpc
 from services.profiler.service import evaluation_request, profile_response
+from services.profiler.settings import ProfilerSettings
 
 _SANDBOX = sandbox_pb2.DESCRIPTOR.services_by_name["SandboxService"].full_name
 _PASSED_ON = {
@@ -23,12 +24,16 @@ _PASSED_ON = {
 class ProfilerServicer(profiler_pb2_grpc.ProfilerServiceServicer):
     """Profile over a sandbox client."""
 
-    def __init__(self, sandbox: sandbox_pb2_grpc.SandboxServiceStub, settings: ProfilerSettings, default_timeout: float) -> None:
+    def __init__(
+        self, sandbox: sandbox_pb2_grpc.SandboxServiceStub, settings: ProfilerSettings, default_timeout: float
+    ) -> None:
         self.sandbox = sandbox
         self.settings = settings
         self.default_timeout = default_timeout
 
-    async def Profile(self, request: profiler_pb2.ProfileRequest, context: grpc.aio.ServicerContext) -> profiler_pb2.ProfileResponse:
+    async def Profile(
+        self, request: profiler_pb2.ProfileRequest, context: grpc.aio.ServicerContext
+    ) -> profiler_pb2.ProfileResponse:
         wait = (request.timeout_seconds or self.default_timeout) + self.settings.extra_timeout_seconds
         try:
             evaluation = await self.sandbox.Evaluate(evaluation_request(request), timeout=wait)

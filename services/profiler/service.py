@@ -15,8 +15,11 @@ def evaluation_request(request: profiler_pb2.ProfileRequest) -> sandbox_pb2.Eval
     if request.HasField("seed"):
         options.seed = request.seed
     return sandbox_pb2.EvaluateRequest(
-        request_id=request.request_id, reference_source=request.reference_source,
-        candidate_source=request.candidate_source, task_name="profile", options=options,
+        request_id=request.request_id,
+        reference_source=request.reference_source,
+        candidate_source=request.candidate_source,
+        task_name="profile",
+        options=options,
     )
 
 
@@ -24,15 +27,21 @@ def profile_response(evaluation: sandbox_pb2.EvaluateResponse) -> profiler_pb2.P
     """The profile in an evaluation, or why there is none."""
     profile = evaluation.profile
     response = profiler_pb2.ProfileResponse(
-        request_id=evaluation.request_id, verdict=evaluation.verdict, kernels=profile.kernels,
-        coverage=profile.coverage, total_device_time_us=profile.total_device_time_us,
+        request_id=evaluation.request_id,
+        verdict=evaluation.verdict,
+        kernels=profile.kernels,
+        coverage=profile.coverage,
+        total_device_time_us=profile.total_device_time_us,
         reference_kernels=profile.reference_kernels,
         reference_total_device_time_us=profile.reference_total_device_time_us,
-        device_name=evaluation.device_name, method=profile.method,
+        device_name=evaluation.device_name,
+        method=profile.method,
     )
     if evaluation.verdict != sandbox_pb2.VERDICT_CORRECT:
         verdict = sandbox_pb2.Verdict.Name(evaluation.verdict)
-        response.error = f"not profiled: the candidate is {verdict}" + (f": {evaluation.error}" if evaluation.error else "")
+        response.error = f"not profiled: the candidate is {verdict}" + (
+            f": {evaluation.error}" if evaluation.error else ""
+        )
         response.feedback = evaluation.feedback
     elif not profile.kernels:
         stage = next((s for s in evaluation.stages if s.stage == sandbox_pb2.STAGE_PROFILE), None)

@@ -20,8 +20,11 @@ def kernel_profiles(kernels: Sequence[KernelTime], own: Collection[str], calls: 
     """Per-call profiles, most time first."""
     profiles = [
         common_pb2.KernelProfile(
-            name=k.name, calls=k.launches / calls, device_time_us=k.time_us / calls,
-            mean_device_time_us=k.time_us / k.launches if k.launches else 0.0, is_candidate=k.name in own,
+            name=k.name,
+            calls=k.launches / calls,
+            device_time_us=k.time_us / calls,
+            mean_device_time_us=k.time_us / k.launches if k.launches else 0.0,
+            is_candidate=k.name in own,
         )
         for k in kernels
     ]
@@ -37,8 +40,11 @@ def profile_summary(
     total = sum(k.device_time_us for k in candidate)
     own = sum(k.device_time_us for k in candidate if k.is_candidate)
     return common_pb2.ProfileSummary(
-        kernels=candidate, total_device_time_us=total, coverage=own / total if total > 0 else 0.0,
-        reference_kernels=reference, reference_total_device_time_us=sum(k.device_time_us for k in reference),
+        kernels=candidate,
+        total_device_time_us=total,
+        coverage=own / total if total > 0 else 0.0,
+        reference_kernels=reference,
+        reference_total_device_time_us=sum(k.device_time_us for k in reference),
         method=method,
     )
 
@@ -52,7 +58,11 @@ def bottleneck_text(summary: common_pb2.ProfileSummary) -> str:
         f"({k.device_time_us / summary.total_device_time_us:.0%})"
         for k in summary.kernels[:_TOP_KERNELS]
     ]
-    text = f"Profile: {summary.coverage:.0%} of the forward's device time is in your Triton kernels. Top: " + ", ".join(parts) + "."
+    text = (
+        f"Profile: {summary.coverage:.0%} of the forward's device time is in your Triton kernels. Top: "
+        + ", ".join(parts)
+        + "."
+    )
     others = [k for k in summary.kernels if not k.is_candidate]
     if others and summary.coverage < 0.8:
         heaviest = max(others, key=lambda k: k.device_time_us)

@@ -19,9 +19,11 @@ from tqdm import tqdm
 
 from drkernel.background import BackgroundLoop
 from drkernel.channels import insecure_aio_channel, insecure_channel
-from drkernel.config import SandboxSettings, ServerSettings, load_settings
+from drkernel.config import load_settings
+from drkernel.sections import ServerSettings
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
+from services.sandbox.settings import SandboxSettings
 
 SERVICE = pb.DESCRIPTOR.services_by_name["SandboxService"].full_name
 # Waiting for a queued evaluation is not the evaluation's own limit: allow for the queue.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from drkernel.config import Tolerance
+from services.sandbox.settings import Tolerance
 
 # Elements compared at a time: every temporary is a float64 copy of one chunk (about a dozen
 # at once). On a CPU small chunks stay in cache (32M float32 elements on one thread, as the

@@ -12,9 +12,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-
-from drkernel.config import LogSettings
 from drkernel.logs import configure_logging
+from drkernel.sections import LogSettings
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.client import judge_with_progress, local_sandbox

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import torch
 
-from drkernel.config import SandboxSettings, Tolerance
 from drkernel.v1 import sandbox_pb2 as pb
 from services.profiler.collect import KernelTime, method
 from services.profiler.summary import kernel_profiles, profile_summary
@@ -36,6 +35,7 @@ from services.sandbox.protocol import LaunchRecord, Problem
 from services.sandbox.reference import Reference, ReferenceRun, TaskFailed
 from services.sandbox.reward import compute_reward
 from services.sandbox.runner import DTYPES, RunSpec
+from services.sandbox.settings import SandboxSettings, Tolerance
 from services.sandbox.task_source import TaskSource, resized_plans, syntax_error, tiny_plans
 from services.sandbox.timing import Clock, sample_values, summarize
 

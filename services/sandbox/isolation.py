@@ -21,9 +21,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from drkernel.config import IsolationSettings
 from drkernel.logs import get_logger
 from services.sandbox import seccomp_policy
+from services.sandbox.settings import IsolationSettings
 
 log = get_logger(__name__)
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import torch
 
-from drkernel.config import SandboxSettings
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.candidate_client import CandidateClient
 from services.sandbox.funnel import BadTask, Evaluation, NotJudged
 from services.sandbox.protocol import JUDGE_COMMAND, JobDone, JudgeReady, Shutdown, receive_with_fds, send
 from services.sandbox.reference import OutputCache, Reference
+from services.sandbox.settings import SandboxSettings
 from services.sandbox.task_source import parse_task
 from services.sandbox.timing import Clock
 

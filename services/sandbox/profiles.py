@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from drkernel.config import CorrectnessSettings, Tolerance, VariantName
 from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.settings import CorrectnessSettings, Tolerance, VariantName
 
 _PUBLISHED_TRIALS = 5
 

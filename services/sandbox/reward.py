@@ -12,8 +12,8 @@ the furthest stage it passed.
 
 from __future__ import annotations
 
-from drkernel.config import RewardSettings
 from drkernel.v1 import sandbox_pb2
+from services.sandbox.settings import RewardSettings
 
 _STAGE_NAMES = {
     sandbox_pb2.STAGE_SYNTAX: "syntax",

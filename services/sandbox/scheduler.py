@@ -19,12 +19,12 @@ from pathlib import Path
 import prometheus_client
 
 from drkernel import __version__
-from drkernel.config import SandboxSettings
 from drkernel.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, Unavailable
 from drkernel.logs import get_logger
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.isolation import Launcher
+from services.sandbox.settings import SandboxSettings
 from services.sandbox.task_source import parse_task
 from services.sandbox.worker import Worker, gather_quietly
 

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 import grpc
 
-from drkernel.config import SandboxSettings, Settings
+from drkernel.config import Settings
 from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server, status_for
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.scheduler import Scheduler
+from services.sandbox.settings import SandboxSettings
 
 
 class SandboxServicer(sandbox_pb2_grpc.SandboxServiceServicer):

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import prometheus_client
 
-from drkernel.config import SandboxSettings
 from drkernel.errors import InvalidArgument, ResourceExhausted
 from drkernel.logs import get_logger
 from drkernel.v1 import common_pb2
@@ -33,6 +32,7 @@ from services.sandbox.isolation import Launcher, ProcessSpec
 from services.sandbox.kernel_cache import KernelCache
 from services.sandbox.protocol import JUDGE_REPLY, Job, JobDone, JudgeReady, ProtocolError, Shutdown, receive, send
 from services.sandbox.reward import compute_reward
+from services.sandbox.settings import SandboxSettings
 
 log = get_logger(__name__)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from services.trainer.rejection import prs_keep_flags
-from services.trainer.rows import Trajectory, TrainingRow
+from services.trainer.rows import TrainingRow, Trajectory
 from services.trainer.run_config import AdvantageSettings, PrsSettings
 
 GRPO_EPSILON = 1e-6  # added to the group's std so a flat group divides by a small number, not zero
@@ -181,15 +181,17 @@ def build_rows(
             }
             for reason, applies in reasons.items():
                 counts[reason] += applies
-            rows.append(TrainingRow(
-                prompt_ids=turn.prompt_ids,
-                completion_ids=turn.completion_ids,
-                sampler_logprobs=turn.sampler_logprobs,
-                advantage=advantages[i][t],
-                keep=not any(reasons.values()),
-                trajectory=i,
-                turn=t,
-            ))
+            rows.append(
+                TrainingRow(
+                    prompt_ids=turn.prompt_ids,
+                    completion_ids=turn.completion_ids,
+                    sampler_logprobs=turn.sampler_logprobs,
+                    advantage=advantages[i][t],
+                    keep=not any(reasons.values()),
+                    trajectory=i,
+                    turn=t,
+                )
+            )
     stats = RowStats(
         masked_void_after_positive=counts["void"],
         masked_failed=counts["failed"],

@@ -26,12 +26,12 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tqdm import tqdm
 
-from drkernel.config import RewardSettings
 from drkernel.v1 import policy_pb2
 from services.policy.client import PolicyClient
 from services.policy.prompting import ExtractionError, extract_code
 from services.policy.types import ChatMessage
 from services.sandbox.client import SandboxClient
+from services.sandbox.settings import RewardSettings
 from services.trainer.environments import Environment, SandboxEnvironment, Task
 from services.trainer.rollout import sample_seed, turn_messages
 from services.trainer.run_config import RolloutSettings
@@ -68,9 +68,15 @@ class SamplingSettings(BaseModel):
         """A run config's sampling and evaluation options with ``samples`` per task (the
         best-of-N pass of an RL run samples and judges as its rollouts do)."""
         return cls(
-            samples=samples, temperature=rollout.temperature, top_p=rollout.top_p, max_tokens=rollout.max_tokens,
-            seed=seed, device=rollout.device, correctness_profile=rollout.correctness_profile,
-            skip_timing=rollout.skip_timing, evaluation_timeout_seconds=rollout.evaluation_timeout_seconds,
+            samples=samples,
+            temperature=rollout.temperature,
+            top_p=rollout.top_p,
+            max_tokens=rollout.max_tokens,
+            seed=seed,
+            device=rollout.device,
+            correctness_profile=rollout.correctness_profile,
+            skip_timing=rollout.skip_timing,
+            evaluation_timeout_seconds=rollout.evaluation_timeout_seconds,
             generation_concurrency=rollout.generation_concurrency,
             evaluation_concurrency=rollout.evaluation_concurrency,
         )
@@ -78,10 +84,15 @@ class SamplingSettings(BaseModel):
     def rollout(self) -> RolloutSettings:
         """The evaluation options in the shape SandboxEnvironment reads them."""
         return RolloutSettings(
-            samples_per_task=self.samples, turns=1, max_tokens=self.max_tokens,
+            samples_per_task=self.samples,
+            turns=1,
+            max_tokens=self.max_tokens,
             evaluation_timeout_seconds=self.evaluation_timeout_seconds,
-            correctness_profile=self.correctness_profile, device=self.device, skip_timing=self.skip_timing,
-            generation_concurrency=self.generation_concurrency, evaluation_concurrency=self.evaluation_concurrency,
+            correctness_profile=self.correctness_profile,
+            device=self.device,
+            skip_timing=self.skip_timing,
+            generation_concurrency=self.generation_concurrency,
+            evaluation_concurrency=self.evaluation_concurrency,
         )
 
 
@@ -120,8 +131,9 @@ async def sample_judged(
     """``settings.samples`` completions per task (one generate request each, every task in
     flight at once, bounded by the clients), each judged by ``environment``; in task order,
     then sample order."""
-    bar = tqdm(total=len(tasks) * settings.samples, desc="sampling", unit="sample", file=sys.stderr,
-               disable=not progress)
+    bar = tqdm(
+        total=len(tasks) * settings.samples, desc="sampling", unit="sample", file=sys.stderr, disable=not progress
+    )
 
     async def judged(task: Task, index: int, completion: policy_pb2.Completion) -> JudgedSample:
         judgement = await environment.judge(task, completion.text, completion.token_ids)
@@ -131,15 +143,25 @@ async def sample_judged(
             code = None
         bar.update(1)
         return JudgedSample(
-            task=task, index=index, text=completion.text, code=code, reward=judgement.reward,
-            verdict=judgement.verdict, correct=judgement.correct, hacked=judgement.hacked,
-            speedup=judgement.speedup, completion_tokens=len(completion.token_ids),
+            task=task,
+            index=index,
+            text=completion.text,
+            code=code,
+            reward=judgement.reward,
+            verdict=judgement.verdict,
+            correct=judgement.correct,
+            hacked=judgement.hacked,
+            speedup=judgement.speedup,
+            completion_tokens=len(completion.token_ids),
         )
 
     async def one(task: Task) -> list[JudgedSample]:
         sampling = policy_pb2.SamplingParams(
-            n=settings.samples, temperature=settings.temperature, top_p=settings.top_p,
-            max_tokens=settings.max_tokens, seed=sample_seed(settings.seed, "best-of-n", task.name),
+            n=settings.samples,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            max_tokens=settings.max_tokens,
+            seed=sample_seed(settings.seed, "best-of-n", task.name),
         )
         response = await policy.generate(turn_messages(task, (), 0), sampling, f"{task.name}/best-of-n")
         return list(await asyncio.gather(*(judged(task, i, c) for i, c in enumerate(response.completions))))
@@ -199,10 +221,14 @@ class EvaluationReport(BaseModel):
         lines = [header, "-" * len(header)]
         for t in self.tasks:
             verdicts = ", ".join(f"{name} {count}" for name, count in sorted(t.verdicts.items()))
-            lines.append(f"{t.task:<40} {t.samples:>7} {t.correct_rate:>8.1%} {t.mean_reward:>7.3f} "
-                         f"{t.best_reward:>6.3f}  {verdicts}")
-        lines.append(f"{'all':<40} {self.samples:>7} {self.correct_rate:>8.1%} {self.mean_reward:>7.3f} "
-                     f"{'':>6}  solved {self.solved_rate:.1%} of {len(self.tasks)} tasks, hacked {self.hacked_rate:.1%}")
+            lines.append(
+                f"{t.task:<40} {t.samples:>7} {t.correct_rate:>8.1%} {t.mean_reward:>7.3f} "
+                f"{t.best_reward:>6.3f}  {verdicts}"
+            )
+        lines.append(
+            f"{'all':<40} {self.samples:>7} {self.correct_rate:>8.1%} {self.mean_reward:>7.3f} "
+            f"{'':>6}  solved {self.solved_rate:.1%} of {len(self.tasks)} tasks, hacked {self.hacked_rate:.1%}"
+        )
         return "\n".join(lines)
 
 
@@ -246,8 +272,10 @@ def comparison_table(before: EvaluationReport, after: EvaluationReport) -> str:
         correct = f"{old.correct_rate:>14.1%}" if old else f"{'-':>14}"
         reward = f"{old.mean_reward:>13.3f}" if old else f"{'-':>13}"
         lines.append(f"{t.task:<40} {correct} {t.correct_rate:>7.1%} {reward} {t.mean_reward:>7.3f}")
-    lines.append(f"{'all':<40} {before.correct_rate:>14.1%} {after.correct_rate:>7.1%} "
-                 f"{before.mean_reward:>13.3f} {after.mean_reward:>7.3f}")
+    lines.append(
+        f"{'all':<40} {before.correct_rate:>14.1%} {after.correct_rate:>7.1%} "
+        f"{before.mean_reward:>13.3f} {after.mean_reward:>7.3f}"
+    )
     lines.append(f"{'solved tasks':<40} {before.solved_rate:>14.1%} {after.solved_rate:>7.1%}")
     return "\n".join(lines)
 
@@ -276,8 +304,12 @@ def sandbox_environment(
 
 
 async def _with_clients(
-    tasks: Sequence[Task], settings: SamplingSettings, policy_address: str, sandbox_address: str,
-    reward: RewardSettings | None, progress: bool,
+    tasks: Sequence[Task],
+    settings: SamplingSettings,
+    policy_address: str,
+    sandbox_address: str,
+    reward: RewardSettings | None,
+    progress: bool,
 ) -> list[JudgedSample]:
     policy = PolicyClient(policy_address, settings.generation_concurrency)
     sandbox = SandboxClient(sandbox_address, settings.evaluation_concurrency)
@@ -307,7 +339,9 @@ async def best_of_n(
     kept = select_best(samples, keep)
     rows = write_selected(out, kept)
     return BestOfNResult(
-        path=out, rows=rows, tasks_with_rows=len({s.task.name for s in kept}),
+        path=out,
+        rows=rows,
+        tasks_with_rows=len({s.task.name for s in kept}),
         evaluation=summarize(samples, settings),
     )
 

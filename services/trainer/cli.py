@@ -30,15 +30,21 @@ def register(commands: Any, serve_commands: Any) -> None:
     train.set_defaults(handler=run_train)
 
     sft = commands.add_parser("sft", help="Supervised fine-tuning (LoRA r=16 by default) on (task, solution) JSONL.")
-    sft.add_argument("--data", type=Path, help="JSONL of {task, reference, solution}; default: built-in solutions and families.")
+    sft.add_argument(
+        "--data", type=Path, help="JSONL of {task, reference, solution}; default: built-in solutions and families."
+    )
     sft.add_argument("--out", type=Path, required=True, help="Output directory (a model the policy service loads).")
     sft.add_argument("--model", type=Path, help="Base model directory (default: the embedded one).")
-    sft.add_argument("--exclude", action="append", default=[], help="Task name kept out of the default data; repeatable.")
+    sft.add_argument(
+        "--exclude", action="append", default=[], help="Task name kept out of the default data; repeatable."
+    )
     sft.add_argument("--settings", type=Path, help="YAML of SftSettings (epochs, lr, lora, ...).")
     sft.set_defaults(handler=run_sft)
 
     best = commands.add_parser("best-of-n", help="Sample N per task, keep the top K correct as SFT data.")
-    best.add_argument("--config", dest="run_config", type=Path, required=True, help="Run YAML naming the tasks and services.")
+    best.add_argument(
+        "--config", dest="run_config", type=Path, required=True, help="Run YAML naming the tasks and services."
+    )
     best.add_argument("--out", type=Path, required=True, help="JSONL file to write.")
     best.add_argument("--n", type=int, default=10, help="Samples per task (default 10).")
     best.add_argument("--k", type=int, default=3, help="Correct samples kept per task (default 3).")
@@ -107,10 +113,13 @@ def run_sft(args: argparse.Namespace) -> int:
 
     from services.trainer.loop import resolve_model
     from services.trainer.run_config import RunConfig
-    from services.trainer.sft import SftSettings, run_sft as sft, write_solution_data
+    from services.trainer.sft import SftSettings, write_solution_data
+    from services.trainer.sft import run_sft as sft
 
     load_settings_for(args)
-    settings = SftSettings.model_validate(yaml.safe_load(args.settings.read_text()) or {}) if args.settings else SftSettings()
+    settings = (
+        SftSettings.model_validate(yaml.safe_load(args.settings.read_text()) or {}) if args.settings else SftSettings()
+    )
     data = args.data
     if data is None:
         data = args.out.parent / f"{args.out.name}.data.jsonl"
@@ -119,7 +128,10 @@ def run_sft(args: argparse.Namespace) -> int:
     model_dir = resolve_model(RunConfig(model=args.model))
     result = sft(data, args.out, settings, model_dir, progress=sys.stderr.isatty())
     losses = ", ".join(f"{loss:.4f}" for loss in result.epoch_losses)
-    print(f"fine-tuned on {result.examples} examples in {result.seconds:.0f} s; loss per epoch: {losses}; model in {result.out_dir}")
+    print(
+        f"fine-tuned on {result.examples} examples in {result.seconds:.0f} s; loss per epoch: {losses}; "
+        f"model in {result.out_dir}"
+    )
     return EXIT_OK
 
 
@@ -140,13 +152,23 @@ def run_best_of_n(args: argparse.Namespace) -> int:
     try:
         assert services.sandbox is not None
         sampling = SamplingSettings.from_rollout(config.rollout, args.n, config.seed)
-        result = services.loop.run(best_of_n(
-            tasks, args.out, services.policy.address, services.sandbox.address, sampling, keep=args.k,
-            reward=config.reward, progress=sys.stderr.isatty(),
-        ))
+        result = services.loop.run(
+            best_of_n(
+                tasks,
+                args.out,
+                services.policy.address,
+                services.sandbox.address,
+                sampling,
+                keep=args.k,
+                reward=config.reward,
+                progress=sys.stderr.isatty(),
+            )
+        )
     finally:
         services.close()
-    print(f"kept {result.rows} correct samples of {len(tasks)} tasks ({result.tasks_with_rows} with any) in {result.path}")
+    print(
+        f"kept {result.rows} correct samples of {len(tasks)} tasks ({result.tasks_with_rows} with any) in {result.path}"
+    )
     return EXIT_OK
 
 

@@ -13,13 +13,13 @@ from typing import Protocol
 
 import grpc
 
-from drkernel.config import RewardSettings
 from drkernel.logs import get_logger
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.policy.prompting import ExtractionError, extract_code
 from services.sandbox.client import SandboxClient
 from services.sandbox.reward import compute_reward
+from services.sandbox.settings import RewardSettings
 from services.trainer.run_config import RolloutSettings
 
 log = get_logger(__name__)
@@ -78,8 +78,11 @@ class SandboxEnvironment:
             correctness_profile=_PROFILES[self._rollout.correctness_profile],
         )
         return pb.EvaluateRequest(
-            request_id=request_id, task_name=task.name, reference_source=task.source,
-            candidate_source=code, options=options,
+            request_id=request_id,
+            task_name=task.name,
+            reference_source=task.source,
+            candidate_source=code,
+            options=options,
         )
 
     async def judge(self, task: Task, text: str, token_ids: Sequence[int]) -> Judgement:

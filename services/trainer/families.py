@@ -24,8 +24,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from drkernel.config import LogSettings, load_settings
+from drkernel.config import load_settings
 from drkernel.logs import configure_logging
+from drkernel.sections import LogSettings
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.client import judge_with_progress, local_sandbox
@@ -119,34 +120,36 @@ def _reference(module: _Module, summary: Sequence[str], returns: str, expression
     inputs = [f"{name} = {constructor}" for name, constructor, _ in module.inputs]
     names = ", ".join(name for name, _, _ in module.inputs)
     init_inputs = ", ".join(a.constant for a in module.args)
-    return "\n".join([
-        "import torch",
-        "import torch.nn as nn",
-        "",
-        "",
-        "class Model(nn.Module):",
-        '    """',
-        _indent(summary, 4),
-        '    """',
-        "",
-        f"    def __init__(self{module.signature}):",
-        _indent([*init_doc, *_init_lines(module)], 8),
-        "",
-        f"    def forward(self, {module.forward_signature}) -> torch.Tensor:",
-        _indent([*forward_doc, f"return {expression}"], 8),
-        "",
-        "",
-        *constants,
-        "",
-        "",
-        "def get_inputs():",
-        _indent([*inputs, f"return [{names}]"], 4),
-        "",
-        "",
-        "def get_init_inputs():",
-        f"    return [{init_inputs}]",
-        "",
-    ])
+    return "\n".join(
+        [
+            "import torch",
+            "import torch.nn as nn",
+            "",
+            "",
+            "class Model(nn.Module):",
+            '    """',
+            _indent(summary, 4),
+            '    """',
+            "",
+            f"    def __init__(self{module.signature}):",
+            _indent([*init_doc, *_init_lines(module)], 8),
+            "",
+            f"    def forward(self, {module.forward_signature}) -> torch.Tensor:",
+            _indent([*forward_doc, f"return {expression}"], 8),
+            "",
+            "",
+            *constants,
+            "",
+            "",
+            "def get_inputs():",
+            _indent([*inputs, f"return [{names}]"], 4),
+            "",
+            "",
+            "def get_init_inputs():",
+            f"    return [{init_inputs}]",
+            "",
+        ]
+    )
 
 
 _SOLUTION_HEAD = '''\
@@ -170,22 +173,24 @@ def next_pow2(n: int) -> int:
 def _solution(module: _Module, doc: str, kernel: str, forward: Sequence[str]) -> str:
     """A ModelNew module: the kernel, then the same constructor as the reference and a forward
     that launches the kernel."""
-    return "\n".join([
-        f'"""{doc}"""',
-        "",
-        _SOLUTION_HEAD,
-        "",
-        kernel.strip("\n"),
-        "",
-        "",
-        "class ModelNew(nn.Module):",
-        f"    def __init__(self{module.signature}):",
-        _indent(_init_lines(module), 8),
-        "",
-        f"    def forward(self, {module.forward_signature}) -> torch.Tensor:",
-        _indent(forward, 8),
-        "",
-    ])
+    return "\n".join(
+        [
+            f'"""{doc}"""',
+            "",
+            _SOLUTION_HEAD,
+            "",
+            kernel.strip("\n"),
+            "",
+            "",
+            "class ModelNew(nn.Module):",
+            f"    def __init__(self{module.signature}):",
+            _indent(_init_lines(module), 8),
+            "",
+            f"    def forward(self, {module.forward_signature}) -> torch.Tensor:",
+            _indent(forward, 8),
+            "",
+        ]
+    )
 
 
 _SIZE_NAMES = {1: ("dim",), 2: ("batch_size", "dim"), 3: ("batch_size", "seq_len", "dim")}
@@ -194,7 +199,7 @@ _SIZE_NAMES = {1: ("dim",), 2: ("batch_size", "dim"), 3: ("batch_size", "seq_len
 def _sized(shape: tuple[int, ...]) -> tuple[tuple[tuple[str, str], ...], str]:
     """The size constants of a shape and the ``torch.randn`` call over them."""
     names = _SIZE_NAMES[len(shape)]
-    return tuple((name, str(size)) for name, size in zip(names, shape)), f"torch.randn({', '.join(names)})"
+    return tuple((name, str(size)) for name, size in zip(names, shape, strict=True)), f"torch.randn({', '.join(names)})"
 
 
 def _shape_name(shape: tuple[int, ...]) -> str:
@@ -211,7 +216,7 @@ def _float_args(
 ) -> tuple[tuple[_Arg, ...], tuple[tuple[str, str], ...]]:
     """Float constructor arguments, each passed from a module-level constant of its own name."""
     args = tuple(_Arg(name, "float", name, doc) for name, doc in names)
-    return args, tuple((name, repr(float(v))) for (name, _), v in zip(names, values))
+    return args, tuple((name, repr(float(v))) for (name, _), v in zip(names, values, strict=True))
 
 
 # ----- elementwise unary ----------------------------------------------------------------------
@@ -240,33 +245,43 @@ class _Unary:
 _UNARY = (
     _Unary("relu", "ReLU: out = max(x, 0).", "torch.relu(x)", ("y = tl.where(x < 0.0, 0.0, x)",)),
     _Unary(
-        "leaky_relu", "LeakyReLU: out = x if x >= 0 else negative_slope * x.",
+        "leaky_relu",
+        "LeakyReLU: out = x if x >= 0 else negative_slope * x.",
         "torch.nn.functional.leaky_relu(x, negative_slope=self.negative_slope)",
         ("y = tl.where(x >= 0.0, x, x * negative_slope)",),
-        (("negative_slope", "Slope of the negative part."),), ((0.01,), (0.05,), (0.1,), (0.2,)),
+        (("negative_slope", "Slope of the negative part."),),
+        ((0.01,), (0.05,), (0.1,), (0.2,)),
     ),
     _Unary(
-        "sigmoid", "Sigmoid: out = 1 / (1 + exp(-x)).", "torch.sigmoid(x)",
+        "sigmoid",
+        "Sigmoid: out = 1 / (1 + exp(-x)).",
+        "torch.sigmoid(x)",
         ("e = tl.exp(-tl.abs(x))", "y = tl.where(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))"),
     ),
     _Unary("tanh", "Hyperbolic tangent: out = tanh(x).", "torch.tanh(x)", ("u = x", *_TANH_OF_U, "y = t")),
     _Unary(
-        "silu", "SiLU (swish): out = x * sigmoid(x).", "torch.nn.functional.silu(x)",
+        "silu",
+        "SiLU (swish): out = x * sigmoid(x).",
+        "torch.nn.functional.silu(x)",
         ("e = tl.exp(-tl.abs(x))", "s = tl.where(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))", "y = x * s"),
     ),
     _Unary(
-        "gelu_tanh", "GELU, tanh approximation: out = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))).",
+        "gelu_tanh",
+        "GELU, tanh approximation: out = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))).",
         'torch.nn.functional.gelu(x, approximate="tanh")',
         ("u = 0.7978845608028654 * (x + 0.044715 * x * x * x)", *_TANH_OF_U, "y = 0.5 * x * (1.0 + t)"),
     ),
     _Unary(
-        "gelu_erf", "GELU, exact: out = 0.5 * x * (1 + erf(x / sqrt(2))).", "torch.nn.functional.gelu(x)",
+        "gelu_erf",
+        "GELU, exact: out = 0.5 * x * (1 + erf(x / sqrt(2))).",
+        "torch.nn.functional.gelu(x)",
         ("y = 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476))",),
     ),
     _Unary("abs", "Absolute value: out = |x|.", "torch.abs(x)", ("y = tl.abs(x)",)),
     _Unary("square", "Square: out = x * x.", "x * x", ("y = x * x",)),
     _Unary(
-        "clamp", "Clamp: out = min(max(x, min_val), max_val).",
+        "clamp",
+        "Clamp: out = min(max(x, min_val), max_val).",
         "torch.clamp(x, min=self.min_val, max=self.max_val)",
         ("y = tl.minimum(tl.maximum(x, min_val), max_val)",),
         (("min_val", "Lower bound."), ("max_val", "Upper bound.")),
@@ -274,46 +289,65 @@ _UNARY = (
     ),
     _Unary("exp", "Exponential: out = exp(x).", "torch.exp(x)", ("y = tl.exp(x)",)),
     _Unary(
-        "softplus", "Softplus: out = log(1 + exp(x)).", "torch.nn.functional.softplus(x)",
+        "softplus",
+        "Softplus: out = log(1 + exp(x)).",
+        "torch.nn.functional.softplus(x)",
         (*_SOFTPLUS_OF_X, "y = sp"),
     ),
     _Unary(
-        "logsigmoid", "Log-sigmoid: out = log(1 / (1 + exp(-x))).", "torch.nn.functional.logsigmoid(x)",
+        "logsigmoid",
+        "Log-sigmoid: out = log(1 / (1 + exp(-x))).",
+        "torch.nn.functional.logsigmoid(x)",
         ("y = tl.minimum(x, 0.0) - tl.log(1.0 + tl.exp(-tl.abs(x)))",),
     ),
     _Unary(
-        "elu", "ELU: out = x if x > 0 else alpha * (exp(x) - 1).",
+        "elu",
+        "ELU: out = x if x > 0 else alpha * (exp(x) - 1).",
         "torch.nn.functional.elu(x, alpha=self.alpha)",
         ("y = tl.where(x > 0.0, x, alpha * (tl.exp(tl.minimum(x, 0.0)) - 1.0))",),
-        (("alpha", "Scale of the negative part."),), ((1.0,), (0.5,)),
+        (("alpha", "Scale of the negative part."),),
+        ((1.0,), (0.5,)),
     ),
     _Unary(
-        "selu", "SELU: out = scale * (x if x > 0 else alpha * (exp(x) - 1)) with the fixed SELU constants.",
+        "selu",
+        "SELU: out = scale * (x if x > 0 else alpha * (exp(x) - 1)) with the fixed SELU constants.",
         "torch.nn.functional.selu(x)",
-        ("n = 1.6732632423543772 * (tl.exp(tl.minimum(x, 0.0)) - 1.0)",
-         "y = 1.0507009873554805 * tl.where(x > 0.0, x, n)"),
+        (
+            "n = 1.6732632423543772 * (tl.exp(tl.minimum(x, 0.0)) - 1.0)",
+            "y = 1.0507009873554805 * tl.where(x > 0.0, x, n)",
+        ),
     ),
     _Unary(
-        "hardsigmoid", "Hard sigmoid: out = clamp(x / 6 + 1/2, 0, 1).", "torch.nn.functional.hardsigmoid(x)",
+        "hardsigmoid",
+        "Hard sigmoid: out = clamp(x / 6 + 1/2, 0, 1).",
+        "torch.nn.functional.hardsigmoid(x)",
         ("y = tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0",),
     ),
     _Unary(
-        "hardswish", "Hard swish: out = x * clamp(x + 3, 0, 6) / 6.", "torch.nn.functional.hardswish(x)",
+        "hardswish",
+        "Hard swish: out = x * clamp(x + 3, 0, 6) / 6.",
+        "torch.nn.functional.hardswish(x)",
         ("y = x * tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0",),
     ),
     _Unary(
-        "softsign", "Softsign: out = x / (1 + |x|).", "torch.nn.functional.softsign(x)",
+        "softsign",
+        "Softsign: out = x / (1 + |x|).",
+        "torch.nn.functional.softsign(x)",
         ("y = x / (1.0 + tl.abs(x))",),
     ),
     _Unary(
-        "mish", "Mish: out = x * tanh(softplus(x)).", "torch.nn.functional.mish(x)",
+        "mish",
+        "Mish: out = x * tanh(softplus(x)).",
+        "torch.nn.functional.mish(x)",
         (*_SOFTPLUS_OF_X, "u = sp", *_TANH_OF_U, "y = x * t"),
     ),
     _Unary(
-        "hardshrink", "Hard shrink: out = x if |x| > lambd else 0.",
+        "hardshrink",
+        "Hard shrink: out = x if |x| > lambd else 0.",
         "torch.nn.functional.hardshrink(x, lambd=self.lambd)",
         ("y = tl.where(tl.abs(x) > lambd, x, 0.0)",),
-        (("lambd", "Threshold below which values become 0."),), ((0.5,), (1.0,)),
+        (("lambd", "Threshold below which values become 0."),),
+        ((0.5,), (1.0,)),
     ),
 )
 _ELEMENTWISE_SHAPES = ((16, 1024), (64, 512), (8, 32, 256))
@@ -339,8 +373,10 @@ def _unary_tasks() -> Iterator[FamilyTask]:
             for shape in _ELEMENTWISE_SHAPES:
                 constants, randn = _sized(shape)
                 module = _Module(
-                    args, tuple(f"self.{a.name} = {a.name}" for a in args),
-                    (("x", randn, "Input tensor of any shape."),), (*constants, *values_constants),
+                    args,
+                    tuple(f"self.{a.name} = {a.name}" for a in args),
+                    (("x", randn, "Input tensor of any shape."),),
+                    (*constants, *values_constants),
                 )
                 params = "".join(f", {a.name}" for a in args)
                 kernel = f"""
@@ -357,8 +393,12 @@ def {op.family}_kernel(x_ptr, out_ptr, n_elements{params}, BLOCK_SIZE: tl.conste
                     f"{PREFIX}{op.family}{suffix}_{_shape_name(shape)}",
                     op.family,
                     _reference(module, [op.summary], "The result, same shape as x.", op.torch_expr),
-                    _solution(module, f"Triton {op.family}: one masked elementwise pass over the flattened input.",
-                              kernel, forward),
+                    _solution(
+                        module,
+                        f"Triton {op.family}: one masked elementwise pass over the flattened input.",
+                        kernel,
+                        forward,
+                    ),
                 )
 
 
@@ -396,7 +436,9 @@ def _binary_tasks() -> Iterator[FamilyTask]:
             # A learned bias row (one value per column), broadcast over the batch.
             row = _Module(
                 (_Arg("dim", "int", "dim", "Size of the last dimension (the bias length)."),),
-                ("self.bias = nn.Parameter(torch.randn(dim))",), (x,), constants,
+                ("self.bias = nn.Parameter(torch.randn(dim))",),
+                (x,),
+                constants,
             )
             kernel = _binary_kernel(f"{op}_row_kernel", triton_expr, "offsets % n_cols")
             forward = [
@@ -405,19 +447,30 @@ def _binary_tasks() -> Iterator[FamilyTask]:
                 "out = torch.empty_like(x)",
                 "n = x.numel()",
                 "block = min(1024, next_pow2(n))",
-                *_call(f"{op}_row_kernel[(cdiv(n, block),)]",
-                       ["x", "bias", "out", "n", "bias.numel()", "BLOCK_SIZE=block", "num_warps=4"]),
+                *_call(
+                    f"{op}_row_kernel[(cdiv(n, block),)]",
+                    ["x", "bias", "out", "n", "bias.numel()", "BLOCK_SIZE=block", "num_warps=4"],
+                ),
                 "return out",
             ]
             yield FamilyTask(
-                f"{PREFIX}{op}_row_{_shape_name(shape)}", f"{op}_row",
-                _reference(row, [f"Combines every row of x with a learned bias row: out[i, j] = "
-                                 f"{formula.format(a='x[i, j]', b='bias[j]')}."],
-                           "The result, shape (batch_size, dim).", torch_expr.format(a="x", b="self.bias")),
+                f"{PREFIX}{op}_row_{_shape_name(shape)}",
+                f"{op}_row",
+                _reference(
+                    row,
+                    [
+                        f"Combines every row of x with a learned bias row: out[i, j] = "
+                        f"{formula.format(a='x[i, j]', b='bias[j]')}."
+                    ],
+                    "The result, shape (batch_size, dim).",
+                    torch_expr.format(a="x", b="self.bias"),
+                ),
                 _solution(row, f"Triton {op} with a bias row: each element reads its column's bias.", kernel, forward),
             )
             # A per-row column input, broadcast over the columns.
-            col = _Module((), (), (x, ("y", "torch.randn(batch_size, 1)", "Column of shape (batch_size, 1).")), constants)
+            col = _Module(
+                (), (), (x, ("y", "torch.randn(batch_size, 1)", "Column of shape (batch_size, 1).")), constants
+            )
             kernel = _binary_kernel(f"{op}_col_kernel", triton_expr, "offsets // n_cols")
             forward = [
                 "x = x.contiguous()",
@@ -425,15 +478,24 @@ def _binary_tasks() -> Iterator[FamilyTask]:
                 "out = torch.empty_like(x)",
                 "n = x.numel()",
                 "block = min(1024, next_pow2(n))",
-                *_call(f"{op}_col_kernel[(cdiv(n, block),)]",
-                       ["x", "y", "out", "n", "x.shape[-1]", "BLOCK_SIZE=block", "num_warps=4"]),
+                *_call(
+                    f"{op}_col_kernel[(cdiv(n, block),)]",
+                    ["x", "y", "out", "n", "x.shape[-1]", "BLOCK_SIZE=block", "num_warps=4"],
+                ),
                 "return out",
             ]
             yield FamilyTask(
-                f"{PREFIX}{op}_col_{_shape_name(shape)}", f"{op}_col",
-                _reference(col, [f"Combines every row of x with that row's entry of y: out[i, j] = "
-                                 f"{formula.format(a='x[i, j]', b='y[i, 0]')}."],
-                           "The result, shape (batch_size, dim).", torch_expr.format(a="x", b="y")),
+                f"{PREFIX}{op}_col_{_shape_name(shape)}",
+                f"{op}_col",
+                _reference(
+                    col,
+                    [
+                        f"Combines every row of x with that row's entry of y: out[i, j] = "
+                        f"{formula.format(a='x[i, j]', b='y[i, 0]')}."
+                    ],
+                    "The result, shape (batch_size, dim).",
+                    torch_expr.format(a="x", b="y"),
+                ),
                 _solution(col, f"Triton {op} with a column: each element reads its row's value.", kernel, forward),
             )
     names = (("scale", "Factor every element is multiplied by."), ("shift", "Value added after scaling."))
@@ -441,8 +503,12 @@ def _binary_tasks() -> Iterator[FamilyTask]:
         args, values_constants = _float_args(names, values)
         for shape in _ELEMENTWISE_SHAPES[::2]:
             constants, randn = _sized(shape)
-            module = _Module(args, ("self.scale = scale", "self.shift = shift"),
-                             (("x", randn, "Input tensor of any shape."),), (*constants, *values_constants))
+            module = _Module(
+                args,
+                ("self.scale = scale", "self.shift = shift"),
+                (("x", randn, "Input tensor of any shape."),),
+                (*constants, *values_constants),
+            )
             kernel = """
 @triton.jit
 def scale_shift_kernel(x_ptr, out_ptr, n_elements, scale, shift, BLOCK_SIZE: tl.constexpr):
@@ -453,9 +519,14 @@ def scale_shift_kernel(x_ptr, out_ptr, n_elements, scale, shift, BLOCK_SIZE: tl.
 """
             forward = _elementwise_forward("scale_shift_kernel", ["float(self.scale)", "float(self.shift)"])
             yield FamilyTask(
-                f"{PREFIX}scale_shift_{_number(values[0])}_{_number(values[1])}_{_shape_name(shape)}", "scale_shift",
-                _reference(module, ["Scales and shifts every element by constants: out = x * scale + shift."],
-                           "The result, same shape as x.", "x * self.scale + self.shift"),
+                f"{PREFIX}scale_shift_{_number(values[0])}_{_number(values[1])}_{_shape_name(shape)}",
+                "scale_shift",
+                _reference(
+                    module,
+                    ["Scales and shifts every element by constants: out = x * scale + shift."],
+                    "The result, same shape as x.",
+                    "x * self.scale + self.shift",
+                ),
                 _solution(module, "Triton scale and shift: one fused multiply-add pass.", kernel, forward),
             )
 
@@ -478,16 +549,51 @@ class _Reduction:
 
 
 _REDUCTIONS = (
-    _Reduction("sum", "Sums over one dimension, dropping it: out = x.sum(dim).",
-               "torch.sum(x, dim=self.dim)", "0.0", "acc + x", "tl.sum", "total"),
-    _Reduction("mean", "Averages over one dimension, dropping it: out = x.mean(dim).",
-               "torch.mean(x, dim=self.dim)", "0.0", "acc + x", "tl.sum", "total / reduce_size"),
-    _Reduction("max", "Maximum over one dimension, dropping it: out = x.max(dim).values.",
-               "torch.max(x, dim=self.dim).values", 'float("-inf")', "tl.maximum(acc, x)", "tl.max", "total"),
-    _Reduction("min", "Minimum over one dimension, dropping it: out = x.min(dim).values.",
-               "torch.min(x, dim=self.dim).values", 'float("inf")', "tl.minimum(acc, x)", "tl.min", "total"),
-    _Reduction("l2norm", "Euclidean norm over one dimension, dropping it: out = sqrt((x ** 2).sum(dim)).",
-               "torch.linalg.vector_norm(x, dim=self.dim)", "0.0", "acc + x * x", "tl.sum", "tl.sqrt(total)"),
+    _Reduction(
+        "sum",
+        "Sums over one dimension, dropping it: out = x.sum(dim).",
+        "torch.sum(x, dim=self.dim)",
+        "0.0",
+        "acc + x",
+        "tl.sum",
+        "total",
+    ),
+    _Reduction(
+        "mean",
+        "Averages over one dimension, dropping it: out = x.mean(dim).",
+        "torch.mean(x, dim=self.dim)",
+        "0.0",
+        "acc + x",
+        "tl.sum",
+        "total / reduce_size",
+    ),
+    _Reduction(
+        "max",
+        "Maximum over one dimension, dropping it: out = x.max(dim).values.",
+        "torch.max(x, dim=self.dim).values",
+        'float("-inf")',
+        "tl.maximum(acc, x)",
+        "tl.max",
+        "total",
+    ),
+    _Reduction(
+        "min",
+        "Minimum over one dimension, dropping it: out = x.min(dim).values.",
+        "torch.min(x, dim=self.dim).values",
+        'float("inf")',
+        "tl.minimum(acc, x)",
+        "tl.min",
+        "total",
+    ),
+    _Reduction(
+        "l2norm",
+        "Euclidean norm over one dimension, dropping it: out = sqrt((x ** 2).sum(dim)).",
+        "torch.linalg.vector_norm(x, dim=self.dim)",
+        "0.0",
+        "acc + x * x",
+        "tl.sum",
+        "tl.sqrt(total)",
+    ),
 )
 _REDUCTION_CASES = (((64, 512), 1), ((256, 128), 1), ((128, 96), 0), ((16, 64, 96), 1), ((16, 64, 96), 2))
 
@@ -497,7 +603,8 @@ def _reduction_tasks() -> Iterator[FamilyTask]:
         for shape, dim in _REDUCTION_CASES:
             constants, randn = _sized(shape)
             module = _Module(
-                (_Arg("dim", "int", "reduce_dim", "Dimension to reduce over."),), ("self.dim = dim",),
+                (_Arg("dim", "int", "reduce_dim", "Dimension to reduce over."),),
+                ("self.dim = dim",),
                 (("x", randn, f"Input of shape ({', '.join(name for name, _ in constants)})."),),
                 (*constants, ("reduce_dim", str(dim))),
             )
@@ -505,8 +612,25 @@ def _reduction_tasks() -> Iterator[FamilyTask]:
             # outputs and walks the reduced axis in BLOCK_R steps.
             kernel = f"""
 @triton.jit
-{_indent(_call(f"def {op.family}_dim_kernel", ["x_ptr", "out_ptr", "n_out", "reduce_size", "inner",
-                                              "BLOCK_R: tl.constexpr", "BLOCK_P: tl.constexpr"], 0, ":"), 0)}
+{
+                _indent(
+                    _call(
+                        f"def {op.family}_dim_kernel",
+                        [
+                            "x_ptr",
+                            "out_ptr",
+                            "n_out",
+                            "reduce_size",
+                            "inner",
+                            "BLOCK_R: tl.constexpr",
+                            "BLOCK_P: tl.constexpr",
+                        ],
+                        0,
+                        ":",
+                    ),
+                    0,
+                )
+            }
     outputs = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)
     out_mask = outputs < n_out
     o = outputs.to(tl.int64)
@@ -540,16 +664,19 @@ def _reduction_tasks() -> Iterator[FamilyTask]:
                 "else:",
                 "    block_p = min(next_pow2(n_out), 128)",
                 "    block_r = min(next_pow2(reduce_size), max(1, 2048 // block_p))",
-                *_call(f"{op.family}_dim_kernel[(cdiv(n_out, block_p),)]",
-                       ["x", "out", "n_out", "reduce_size", "inner", "BLOCK_R=block_r", "BLOCK_P=block_p",
-                        "num_warps=4"]),
+                *_call(
+                    f"{op.family}_dim_kernel[(cdiv(n_out, block_p),)]",
+                    ["x", "out", "n_out", "reduce_size", "inner", "BLOCK_R=block_r", "BLOCK_P=block_p", "num_warps=4"],
+                ),
                 "return out",
             ]
             yield FamilyTask(
-                f"{PREFIX}{op.family}_dim{dim}_{_shape_name(shape)}", op.family,
+                f"{PREFIX}{op.family}_dim{dim}_{_shape_name(shape)}",
+                op.family,
                 _reference(module, [op.summary], "The reduction, with dimension `dim` removed.", op.torch_expr),
-                _solution(module, f"Triton {op.family} over one dimension of an (outer, reduce, inner) view.",
-                          kernel, forward),
+                _solution(
+                    module, f"Triton {op.family} over one dimension of an (outer, reduce, inner) view.", kernel, forward
+                ),
             )
 
 
@@ -573,14 +700,16 @@ _ROW_KERNEL_HEAD = """
 
 def _row_loop(body: Sequence[str], other: str = "0.0") -> str:
     """A loop over the column chunks that loads the tile ``x`` (float32) and runs ``body``."""
-    return "\n".join([
-        "    for c0 in range(0, n_cols, BLOCK_N):",
-        "        cols = c0 + tl.arange(0, BLOCK_N)",
-        "        col_mask = cols < n_cols",
-        "        mask = row_mask[:, None] & col_mask[None, :]",
-        f"        x = tl.load(x_ptr + row_start + cols[None, :], mask=mask, other={other}).to(tl.float32)",
-        _indent(body, 8),
-    ])
+    return "\n".join(
+        [
+            "    for c0 in range(0, n_cols, BLOCK_N):",
+            "        cols = c0 + tl.arange(0, BLOCK_N)",
+            "        col_mask = cols < n_cols",
+            "        mask = row_mask[:, None] & col_mask[None, :]",
+            f"        x = tl.load(x_ptr + row_start + cols[None, :], mask=mask, other={other}).to(tl.float32)",
+            _indent(body, 8),
+        ]
+    )
 
 
 _ROW_PARAMS = ("n_rows", "n_cols", "BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr")
@@ -588,58 +717,77 @@ _STORE = "tl.store(out_ptr + row_start + cols[None, :], y.to(out_ptr.dtype.eleme
 
 
 def _softmax_kernel(name: str, log: bool) -> str:
-    output = ("y = x - row_max[:, None] - tl.log(row_sum)[:, None]" if log
-              else "y = tl.exp(x - row_max[:, None]) / row_sum[:, None]")
-    return "\n".join([
-        "@triton.jit",
-        *_call(f"def {name}", ["x_ptr", "out_ptr", *_ROW_PARAMS], 0, ":"),
-        _ROW_KERNEL_HEAD.strip("\n"),
-        "    row_max = tl.full([BLOCK_M], float(\"-inf\"), tl.float32)",
-        _row_loop(["row_max = tl.maximum(row_max, tl.max(x, axis=1))"], other='float("-inf")'),
-        "    # Rows past the end keep a finite maximum, so that exp(x - max) stays defined.",
-        "    row_max = tl.where(row_mask, row_max, 0.0)",
-        "    row_sum = tl.zeros([BLOCK_M], tl.float32)",
-        _row_loop(["row_sum += tl.sum(tl.exp(x - row_max[:, None]), axis=1)"], other='float("-inf")'),
-        "    row_sum = tl.where(row_mask, row_sum, 1.0)",
-        _row_loop([output, _STORE]),
-    ])
+    output = (
+        "y = x - row_max[:, None] - tl.log(row_sum)[:, None]"
+        if log
+        else "y = tl.exp(x - row_max[:, None]) / row_sum[:, None]"
+    )
+    return "\n".join(
+        [
+            "@triton.jit",
+            *_call(f"def {name}", ["x_ptr", "out_ptr", *_ROW_PARAMS], 0, ":"),
+            _ROW_KERNEL_HEAD.strip("\n"),
+            '    row_max = tl.full([BLOCK_M], float("-inf"), tl.float32)',
+            _row_loop(["row_max = tl.maximum(row_max, tl.max(x, axis=1))"], other='float("-inf")'),
+            "    # Rows past the end keep a finite maximum, so that exp(x - max) stays defined.",
+            "    row_max = tl.where(row_mask, row_max, 0.0)",
+            "    row_sum = tl.zeros([BLOCK_M], tl.float32)",
+            _row_loop(["row_sum += tl.sum(tl.exp(x - row_max[:, None]), axis=1)"], other='float("-inf")'),
+            "    row_sum = tl.where(row_mask, row_sum, 1.0)",
+            _row_loop([output, _STORE]),
+        ]
+    )
 
 
 def _rmsnorm_kernel(name: str, affine: bool) -> str:
     weight = ["weight_ptr"] if affine else []
-    scale = ["w = tl.load(weight_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)",
-             "y = x * inv_rms[:, None] * w[None, :]"] if affine else ["y = x * inv_rms[:, None]"]
-    return "\n".join([
-        "@triton.jit",
-        *_call(f"def {name}", ["x_ptr", *weight, "out_ptr", *_ROW_PARAMS[:2], "eps", *_ROW_PARAMS[2:]], 0, ":"),
-        _ROW_KERNEL_HEAD.strip("\n"),
-        "    squares = tl.zeros([BLOCK_M], tl.float32)",
-        _row_loop(["squares += tl.sum(x * x, axis=1)"]),
-        "    inv_rms = tl.math.rsqrt(squares / n_cols + eps)",
-        _row_loop([*scale, _STORE]),
-    ])
+    scale = (
+        [
+            "w = tl.load(weight_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)",
+            "y = x * inv_rms[:, None] * w[None, :]",
+        ]
+        if affine
+        else ["y = x * inv_rms[:, None]"]
+    )
+    return "\n".join(
+        [
+            "@triton.jit",
+            *_call(f"def {name}", ["x_ptr", *weight, "out_ptr", *_ROW_PARAMS[:2], "eps", *_ROW_PARAMS[2:]], 0, ":"),
+            _ROW_KERNEL_HEAD.strip("\n"),
+            "    squares = tl.zeros([BLOCK_M], tl.float32)",
+            _row_loop(["squares += tl.sum(x * x, axis=1)"]),
+            "    inv_rms = tl.math.rsqrt(squares / n_cols + eps)",
+            _row_loop([*scale, _STORE]),
+        ]
+    )
 
 
 def _layernorm_kernel(name: str, affine: bool) -> str:
     params = ["weight_ptr", "bias_ptr"] if affine else []
-    scale = [
-        "w = tl.load(weight_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)",
-        "b = tl.load(bias_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)",
-        "y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]",
-    ] if affine else ["y = (x - mean[:, None]) * rstd[:, None]"]
-    return "\n".join([
-        "@triton.jit",
-        *_call(f"def {name}", ["x_ptr", *params, "out_ptr", *_ROW_PARAMS[:2], "eps", *_ROW_PARAMS[2:]], 0, ":"),
-        _ROW_KERNEL_HEAD.strip("\n"),
-        "    total = tl.zeros([BLOCK_M], tl.float32)",
-        _row_loop(["total += tl.sum(x, axis=1)"]),
-        "    mean = total / n_cols",
-        "    # The variance from centred values: no cancellation when the mean is large.",
-        "    squares = tl.zeros([BLOCK_M], tl.float32)",
-        _row_loop(["d = tl.where(mask, x - mean[:, None], 0.0)", "squares += tl.sum(d * d, axis=1)"]),
-        "    rstd = tl.math.rsqrt(squares / n_cols + eps)",
-        _row_loop([*scale, _STORE]),
-    ])
+    scale = (
+        [
+            "w = tl.load(weight_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)",
+            "b = tl.load(bias_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)",
+            "y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]",
+        ]
+        if affine
+        else ["y = (x - mean[:, None]) * rstd[:, None]"]
+    )
+    return "\n".join(
+        [
+            "@triton.jit",
+            *_call(f"def {name}", ["x_ptr", *params, "out_ptr", *_ROW_PARAMS[:2], "eps", *_ROW_PARAMS[2:]], 0, ":"),
+            _ROW_KERNEL_HEAD.strip("\n"),
+            "    total = tl.zeros([BLOCK_M], tl.float32)",
+            _row_loop(["total += tl.sum(x, axis=1)"]),
+            "    mean = total / n_cols",
+            "    # The variance from centred values: no cancellation when the mean is large.",
+            "    squares = tl.zeros([BLOCK_M], tl.float32)",
+            _row_loop(["d = tl.where(mask, x - mean[:, None], 0.0)", "squares += tl.sum(d * d, axis=1)"]),
+            "    rstd = tl.math.rsqrt(squares / n_cols + eps)",
+            _row_loop([*scale, _STORE]),
+        ]
+    )
 
 
 _NORM_SHAPES = ((32, 1024), (64, 256), (4, 32, 512))
@@ -651,6 +799,7 @@ def _norm_tasks() -> Iterator[FamilyTask]:
 
     def launch(kernel: str, args: Sequence[str]) -> list[str]:
         return [*_ROW_FORWARD_HEAD, *_call(f"{kernel}[(cdiv(n_rows, block_m),)]", [*args, *blocks]), "return out"]
+
     for shape in _NORM_SHAPES:
         constants, randn = _sized(shape)
         x = (("x", randn, "Input whose last dimension is normalised."),)
@@ -659,12 +808,20 @@ def _norm_tasks() -> Iterator[FamilyTask]:
             family = "log_softmax" if log else "softmax"
             module = _Module((), (), x, constants)
             yield FamilyTask(
-                f"{PREFIX}{family}_{size}", family,
-                _reference(module, [f"{'Log-softmax' if log else 'Softmax'} over the last dimension."],
-                           "The result, same shape as x.", f"torch.{family}(x, dim=-1)"),
-                _solution(module, f"Triton {family} over rows: a max pass, a sum pass, an output pass.",
-                          _softmax_kernel(f"{family}_kernel", log),
-                          launch(f"{family}_kernel", ["x", "out", "n_rows", "n_cols"])),
+                f"{PREFIX}{family}_{size}",
+                family,
+                _reference(
+                    module,
+                    [f"{'Log-softmax' if log else 'Softmax'} over the last dimension."],
+                    "The result, same shape as x.",
+                    f"torch.{family}(x, dim=-1)",
+                ),
+                _solution(
+                    module,
+                    f"Triton {family} over rows: a max pass, a sum pass, an output pass.",
+                    _softmax_kernel(f"{family}_kernel", log),
+                    launch(f"{family}_kernel", ["x", "out", "n_rows", "n_cols"]),
+                ),
             )
         eps = _Arg("eps", "float", "eps", "Added to the mean square (variance) for stability.")
         dim = _Arg("dim", "int", "dim", "Size of the normalised last dimension.")
@@ -673,34 +830,68 @@ def _norm_tasks() -> Iterator[FamilyTask]:
             suffix = "_affine" if affine else ""
             # RMSNorm: x / sqrt(mean(x^2) + eps), optionally times a learned weight.
             args = (dim, eps) if affine else (eps,)
-            init = ("self.eps = eps", *(("self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(dim))",) if affine else ()))
+            init = (
+                "self.eps = eps",
+                *(("self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(dim))",) if affine else ()),
+            )
             module = _Module(args, init, x, constants)
             weight = ["self.weight"] if affine else []
             yield FamilyTask(
-                f"{PREFIX}rmsnorm{suffix}_{size}", f"rmsnorm{suffix}",
-                _reference(module, ["RMS normalisation over the last dimension: out = x / sqrt(mean(x ** 2) + eps)"
-                                    + (" * weight." if affine else ".")],
-                           "The normalised tensor, same shape as x.",
-                           "x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)"
-                           + (" * self.weight" if affine else "")),
-                _solution(module, "Triton RMSNorm over rows: a sum-of-squares pass, then the scaled output.",
-                          _rmsnorm_kernel("rmsnorm_kernel", affine),
-                          launch("rmsnorm_kernel", ["x", *weight, "out", "n_rows", "n_cols", "float(self.eps)"])),
+                f"{PREFIX}rmsnorm{suffix}_{size}",
+                f"rmsnorm{suffix}",
+                _reference(
+                    module,
+                    [
+                        "RMS normalisation over the last dimension: out = x / sqrt(mean(x ** 2) + eps)"
+                        + (" * weight." if affine else ".")
+                    ],
+                    "The normalised tensor, same shape as x.",
+                    "x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)"
+                    + (" * self.weight" if affine else ""),
+                ),
+                _solution(
+                    module,
+                    "Triton RMSNorm over rows: a sum-of-squares pass, then the scaled output.",
+                    _rmsnorm_kernel("rmsnorm_kernel", affine),
+                    launch("rmsnorm_kernel", ["x", *weight, "out", "n_rows", "n_cols", "float(self.eps)"]),
+                ),
             )
-            init = ("self.eps = eps", *(("self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(dim))",
-                                         "self.bias = nn.Parameter(0.1 * torch.randn(dim))") if affine else ()))
+            init = (
+                "self.eps = eps",
+                *(
+                    (
+                        "self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(dim))",
+                        "self.bias = nn.Parameter(0.1 * torch.randn(dim))",
+                    )
+                    if affine
+                    else ()
+                ),
+            )
             module = _Module(args, init, x, constants)
-            expression = ("torch.nn.functional.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)"
-                          if affine else "torch.nn.functional.layer_norm(x, (x.shape[-1],), eps=self.eps)")
+            expression = (
+                "torch.nn.functional.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)"
+                if affine
+                else "torch.nn.functional.layer_norm(x, (x.shape[-1],), eps=self.eps)"
+            )
             params = ["self.weight", "self.bias"] if affine else []
             yield FamilyTask(
-                f"{PREFIX}layernorm{suffix}_{size}", f"layernorm{suffix}",
-                _reference(module, ["Layer normalisation over the last dimension (biased variance):",
-                                    "out = (x - mean) / sqrt(var + eps)" + (" * weight + bias." if affine else ".")],
-                           "The normalised tensor, same shape as x.", expression),
-                _solution(module, "Triton LayerNorm over rows: a mean pass, a centred-variance pass, the output pass.",
-                          _layernorm_kernel("layernorm_kernel", affine),
-                          launch("layernorm_kernel", ["x", *params, "out", "n_rows", "n_cols", "float(self.eps)"])),
+                f"{PREFIX}layernorm{suffix}_{size}",
+                f"layernorm{suffix}",
+                _reference(
+                    module,
+                    [
+                        "Layer normalisation over the last dimension (biased variance):",
+                        "out = (x - mean) / sqrt(var + eps)" + (" * weight + bias." if affine else "."),
+                    ],
+                    "The normalised tensor, same shape as x.",
+                    expression,
+                ),
+                _solution(
+                    module,
+                    "Triton LayerNorm over rows: a mean pass, a centred-variance pass, the output pass.",
+                    _layernorm_kernel("layernorm_kernel", affine),
+                    launch("layernorm_kernel", ["x", *params, "out", "n_rows", "n_cols", "float(self.eps)"]),
+                ),
             )
 
 
@@ -748,8 +939,13 @@ async def judge_tasks(
     unless ``timing``); the responses by task name, with a progress bar on stderr."""
     options = pb.EvaluateOptions(device=_DEVICES[device], skip_timing=not timing, skip_profile=not timing)
     requests = [
-        pb.EvaluateRequest(request_id=t.name, task_name=t.name, reference_source=t.reference,
-                           candidate_source=t.solution, options=options)
+        pb.EvaluateRequest(
+            request_id=t.name,
+            task_name=t.name,
+            reference_source=t.reference,
+            candidate_source=t.solution,
+            options=options,
+        )
         for t in tasks
     ]
     return await judge_with_progress(address, requests, concurrency, unit="task")
@@ -767,8 +963,10 @@ def check_table(tasks: Sequence[FamilyTask], responses: dict[str, pb.EvaluateRes
         passed = sum(c.passed for c in response.checks)
         speedup = f"{response.speedup:.2f}" if response.speedup else "-"
         note = "" if correct else ((response.error or response.feedback).strip().splitlines() or [""])[0][:120]
-        lines.append(f"{task.name:<40} {task.family:<18} {verdict:<14} {passed:>8} {speedup:>8} "
-                     f"{response.evaluation_seconds:>7.1f}  {note}")
+        lines.append(
+            f"{task.name:<40} {task.family:<18} {verdict:<14} {passed:>8} {speedup:>8} "
+            f"{response.evaluation_seconds:>7.1f}  {note}"
+        )
     lines.append(f"{len(tasks) - wrong}/{len(tasks)} correct")
     return "\n".join(lines), wrong
 

@@ -149,15 +149,11 @@ class Learner:
             weight_decay=optim.weight_decay,
         )
         warmup = optim.warmup_steps
-        self.scheduler = LambdaLR(
-            self.optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0
-        )
+        self.scheduler = LambdaLR(self.optimizer, lambda step: min(1.0, (step + 1) / warmup) if warmup else 1.0)
 
     # ----- scoring -------------------------------------------------------------------------
 
-    def _collate(
-        self, sequences: Sequence[tuple[Sequence[int], Sequence[int]]], trained: bool = True
-    ) -> _Batch:
+    def _collate(self, sequences: Sequence[tuple[Sequence[int], Sequence[int]]], trained: bool = True) -> _Batch:
         """Right-pads (prompt, completion) pairs; ``trained`` False zeroes the whole mask."""
         prompts = [len(prompt) for prompt, _ in sequences]
         if min(prompts) < 1:
@@ -272,8 +268,7 @@ class Learner:
                 terms = self._micro_loss(rows, chunk, old_logprobs, ref_logprobs, len(members))
                 (terms.loss * self.world).backward()
                 sums += torch.stack(
-                    [terms.loss.detach(), terms.tokens, terms.clipped_tokens,
-                     terms.dual_clipped_tokens, terms.kl_sum]
+                    [terms.loss.detach(), terms.tokens, terms.clipped_tokens, terms.dual_clipped_tokens, terms.kl_sum]
                 ).to(sums.dtype)
             norms.append(self._clip_gradients())
             lr = self.scheduler.get_last_lr()[0]
@@ -336,9 +331,7 @@ class Learner:
         """Collective: on rank 0 the full weights on the CPU in ``dtype``, named as in the
         base model (LoRA merged: W + alpha/r * B @ A; tied duplicates such as ``lm_head.weight``
         left out, since one safetensors file cannot hold shared tensors); None elsewhere."""
-        state = get_model_state_dict(
-            self.model, options=StateDictOptions(full_state_dict=True, cpu_offload=True)
-        )
+        state = get_model_state_dict(self.model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
         if self.rank != 0:
             return None
         if self._lora_scaling is not None:
@@ -346,9 +339,7 @@ class Learner:
         # Unsharded on the CPU, the "offloaded" tensors are the live parameters: copy them.
         live = not self._sharded and self.device.type == "cpu"
         return {
-            name: tensor.to(dtype=self.dtype, copy=live)
-            for name, tensor in state.items()
-            if name not in self._tied
+            name: tensor.to(dtype=self.dtype, copy=live) for name, tensor in state.items() if name not in self._tied
         }
 
     def export_hf(self, directory: Path) -> None:
@@ -398,9 +389,7 @@ def _shard(model: torch.nn.Module, base: PreTrainedModel, device: torch.device, 
 def _tied_duplicates(model: torch.nn.Module) -> frozenset[str]:
     """Names of parameters that are another name's tensor (e.g. a tied ``lm_head.weight``)."""
     first = {id(p): name for name, p in model.named_parameters()}
-    return frozenset(
-        name for name, p in model.named_parameters(remove_duplicate=False) if first[id(p)] != name
-    )
+    return frozenset(name for name, p in model.named_parameters(remove_duplicate=False) if first[id(p)] != name)
 
 
 def _merge_lora(state: dict[str, torch.Tensor], scaling: float) -> dict[str, torch.Tensor]:
@@ -418,7 +407,4 @@ def _merge_lora(state: dict[str, torch.Tensor], scaling: float) -> dict[str, tor
         weight = f"{module}.base_layer.weight"
         delta = scaling * (b.float() @ a.float())
         merged[weight] = (merged[weight].float() + delta).to(merged[weight].dtype)
-    return {
-        name.removeprefix(_PEFT_PREFIX).replace(".base_layer.", "."): tensor
-        for name, tensor in merged.items()
-    }
+    return {name.removeprefix(_PEFT_PREFIX).replace(".base_layer.", "."): tensor for name, tensor in merged.items()}

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from drkernel.background import BackgroundLoop
-from drkernel.config import ServerSettings, load_settings
+from drkernel.config import load_settings
 from drkernel.logs import get_logger
+from drkernel.sections import ServerSettings
 from services.policy.client import PolicyClient
 from services.sandbox.client import SandboxClient, loopback
 from services.trainer import distributed
@@ -33,7 +34,7 @@ from services.trainer.environments import Environment, SandboxEnvironment, Task,
 from services.trainer.learner import Learner
 from services.trainer.mismatch import mrs_decisions
 from services.trainer.rollout import Rollouts
-from services.trainer.rows import Trajectory, TrainingRow
+from services.trainer.rows import TrainingRow, Trajectory
 from services.trainer.run_config import RunConfig, dump_run_config
 from services.trainer.task_sets import split_tasks
 from services.trainer.weight_sync import push_weights
@@ -65,18 +66,24 @@ class Services:
         self.policy = self.loop.run(_make(PolicyClient, policy_address, config.rollout.generation_concurrency))
         self.sandbox = (
             self.loop.run(_make(SandboxClient, sandbox_address, config.rollout.evaluation_concurrency))
-            if sandbox_address else None
+            if sandbox_address
+            else None
         )
 
     def _start_policy(self, config: RunConfig, model_dir: Path, device: str, dtype: str) -> str:
         from services.policy.server import start_policy
 
         defaults = load_settings().policy
-        settings = defaults.model_copy(update={
-            "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
-            "backend": config.services.policy_backend, "model": model_dir, "device": device, "dtype": dtype,
-            "max_tokens_cap": max(config.rollout.max_tokens, defaults.max_tokens_cap),
-        })
+        settings = defaults.model_copy(
+            update={
+                "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
+                "backend": config.services.policy_backend,
+                "model": model_dir,
+                "device": device,
+                "dtype": dtype,
+                "max_tokens_cap": max(config.rollout.max_tokens, defaults.max_tokens_cap),
+            }
+        )
         running = self.loop.run(start_policy(settings))
         self._stops.append(running.stop)
         return running.address
@@ -197,7 +204,10 @@ class _Run:
         model_dir = distributed.broadcast_object(model_dir)
         self.learner = Learner(config, model_dir, device)
         self.sampler = TaskSampler(
-            [t.name for t in self.train_tasks], config.seed, config.curriculum, config.rollout.tasks_per_step,
+            [t.name for t in self.train_tasks],
+            config.seed,
+            config.curriculum,
+            config.rollout.tasks_per_step,
             window_steps=config.curriculum.window_steps,
         )
         self.prs_rng = random.Random(config.seed)
@@ -255,15 +265,21 @@ class _Run:
         assert self.services is not None
         names = self.sampler.next_tasks()
         tasks: list[Task] = [self.tasks_by_name[name] for name in names]
-        rollouts = Rollouts(self.services.policy, self.services.environment(self.config), self.config.rollout, self.config.seed)
+        rollouts = Rollouts(
+            self.services.policy, self.services.environment(self.config), self.config.rollout, self.config.seed
+        )
         trajectories = self.services.loop.run(rollouts.step(tasks, step))
         for name in names:
             turns = [t for tr in trajectories if tr.task == name for t in tr.turns]
             self.sampler.observe(name, sum(t.correct for t in turns) / max(len(turns), 1))
         rows, row_stats = build_rows(trajectories, self.config.advantage, self.config.prs, self.prs_rng)
         rates = {**rollout_rates(trajectories), **{k: float(v) for k, v in asdict(row_stats).items()}}
-        stale = [t for tr in trajectories for t in tr.turns
-                 if step - 1 - t.weights_version > self.config.sync.max_off_policy_steps]
+        stale = [
+            t
+            for tr in trajectories
+            for t in tr.turns
+            if step - 1 - t.weights_version > self.config.sync.max_off_policy_steps
+        ]
         if stale:
             raise RuntimeError(f"{len(stale)} completions came from weights older than the staleness bound allows")
         turns = [t for tr in trajectories for t in tr.turns]
@@ -293,16 +309,31 @@ class _Run:
             return
         extra = {k: v for k, v in rates.items() if k not in ("reward_mean", "correct_rate", "hacked_rate")}
         extra.update({f"update_{k}": float(v) for k, v in asdict(update).items()})
-        extra.update({"rows": float(len(rows)), "rows_kept": float(sum(r.keep for r in rows)),
-                      "seconds_rollouts": rollout_seconds, "sync_bytes": float(sync_bytes)})
+        extra.update(
+            {
+                "rows": float(len(rows)),
+                "rows_kept": float(sum(r.keep for r in rows)),
+                "seconds_rollouts": rollout_seconds,
+                "sync_bytes": float(sync_bytes),
+            }
+        )
         record = StepRecord(
-            step=step, reward_mean=rates["reward_mean"], correct_rate=rates["correct_rate"],
-            hacked_rate=rates["hacked_rate"], mrs_rejected_rate=mrs.trajectory_rejected_rate,
-            prs_rejected_rate=rates.get("prs_rejected_rate", 0.0), veto_rate=mrs.veto_rate,
-            logprob_mismatch=mrs.logprob_mismatch, weights_version=step,
-            seconds_generating=generating, seconds_evaluating=evaluating, seconds_logprobs=logprob_seconds,
-            seconds_updating=update_seconds, seconds_syncing=sync_seconds,
-            seconds_step=time.perf_counter() - started, extra=extra,
+            step=step,
+            reward_mean=rates["reward_mean"],
+            correct_rate=rates["correct_rate"],
+            hacked_rate=rates["hacked_rate"],
+            mrs_rejected_rate=mrs.trajectory_rejected_rate,
+            prs_rejected_rate=rates.get("prs_rejected_rate", 0.0),
+            veto_rate=mrs.veto_rate,
+            logprob_mismatch=mrs.logprob_mismatch,
+            weights_version=step,
+            seconds_generating=generating,
+            seconds_evaluating=evaluating,
+            seconds_logprobs=logprob_seconds,
+            seconds_updating=update_seconds,
+            seconds_syncing=sync_seconds,
+            seconds_step=time.perf_counter() - started,
+            extra=extra,
         )
         with (self.out_dir / "metrics.jsonl").open("a") as stream:
             stream.write(record.line() + "\n")

@@ -21,14 +21,10 @@ RUNS_FINISHED = prometheus_client.Counter(
     "Runs that ended, by state (succeeded, failed, stopped).",
     ["state"],
 )
-RUNS_ACTIVE = prometheus_client.Gauge(
-    "drkernel_trainer_active_runs", "Runs pending or running now."
-)
+RUNS_ACTIVE = prometheus_client.Gauge("drkernel_trainer_active_runs", "Runs pending or running now.")
 
 _GAUGES: dict[str, prometheus_client.Gauge] = {
-    "step": prometheus_client.Gauge(
-        "drkernel_trainer_step", "Last finished step of the run.", ["run"]
-    ),
+    "step": prometheus_client.Gauge("drkernel_trainer_step", "Last finished step of the run.", ["run"]),
     "reward_mean": prometheus_client.Gauge(
         "drkernel_trainer_reward_mean", "Mean reward over the last step's turns.", ["run"]
     ),

@@ -23,14 +23,14 @@ def prs_keep_probability(coverage: float, correct: bool, hacked: bool, settings:
     return min(1.0, max(0.0, (coverage - settings.threshold) / settings.factor))
 
 
-def prs_keep(coverage: float, correct: bool, hacked: bool, rng: random.Random, settings: PrsSettings = PrsSettings()) -> bool:
+def prs_keep(
+    coverage: float, correct: bool, hacked: bool, rng: random.Random, settings: PrsSettings = PrsSettings()
+) -> bool:
     """Draws PRS's keep decision for one turn from a seeded generator."""
     return rng.random() < prs_keep_probability(coverage, correct, hacked, settings)
 
 
-def prs_keep_flags(
-    trajectories: Sequence[Trajectory], settings: PrsSettings, rng: random.Random
-) -> list[list[bool]]:
+def prs_keep_flags(trajectories: Sequence[Trajectory], settings: PrsSettings, rng: random.Random) -> list[list[bool]]:
     """PRS's keep decision for every turn of a batch (``[trajectory][turn]``, batch order).
 
     Exactly one draw per turn, whatever the turn's verdict, so the generator's position after

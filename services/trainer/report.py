@@ -29,10 +29,17 @@ PHASES = ("generating", "evaluating", "logprobs", "updating", "syncing")
 _NOT_METRICS = frozenset({"step", "weights_version"})
 # Metrics where more is better; every other known metric is better lower.
 _HIGHER_BETTER = frozenset({"reward_mean", "correct_rate", "coverage_mean", "speedup_mean"})
-_LOWER_BETTER = frozenset({
-    "hacked_rate", "mrs_rejected_rate", "prs_rejected_rate", "veto_rate", "logprob_mismatch",
-    "seconds_step", *(f"seconds_{phase}" for phase in PHASES),
-})
+_LOWER_BETTER = frozenset(
+    {
+        "hacked_rate",
+        "mrs_rejected_rate",
+        "prs_rejected_rate",
+        "veto_rate",
+        "logprob_mismatch",
+        "seconds_step",
+        *(f"seconds_{phase}" for phase in PHASES),
+    }
+)
 
 
 def read_metrics(path: Path) -> list[dict[str, float]]:
@@ -123,8 +130,13 @@ class _Chart:
 _CHARTS = (
     _Chart("reward.png", "Reward", "mean reward per turn", ("reward_mean",)),
     _Chart("correctness.png", "Correct and hacked turns", "share of turns", ("correct_rate", "hacked_rate"), True),
-    _Chart("rejection.png", "Rejected by MRS, PRS and token veto", "share",
-           ("mrs_rejected_rate", "prs_rejected_rate", "veto_rate"), True),
+    _Chart(
+        "rejection.png",
+        "Rejected by MRS, PRS and token veto",
+        "share",
+        ("mrs_rejected_rate", "prs_rejected_rate", "veto_rate"),
+        True,
+    ),
     _Chart("logprob_mismatch.png", "Learner vs sampler log-prob mismatch", "mismatch", ("logprob_mismatch",)),
 )
 
@@ -159,8 +171,13 @@ def _line_chart(chart: _Chart, rows: Sequence[Mapping[str, float]], path: Path) 
         window = max(1, len(values) // 20)
         if window > 1:  # a noisy curve gets its trailing mean drawn over it
             line = axes.plot(steps, values, alpha=0.35, linewidth=1)[0]
-            axes.plot(steps, _moving_average(values, window), color=line.get_color(), linewidth=2,
-                      label=f"{key} (mean of {window})")
+            axes.plot(
+                steps,
+                _moving_average(values, window),
+                color=line.get_color(),
+                linewidth=2,
+                label=f"{key} (mean of {window})",
+            )
         else:
             axes.plot(steps, values, marker="o" if len(values) < 30 else None, markersize=3, label=key)
     if chart.rates:
@@ -185,8 +202,9 @@ def _time_chart(rows: Sequence[Mapping[str, float]], path: Path) -> bool:
     axes = figure.add_subplot()
     steps = [row.get("step", float(i)) for i, row in enumerate(rows)]
     if phases:
-        axes.stackplot(steps, *([row.get(f"seconds_{p}", 0.0) for row in rows] for p in phases),
-                       labels=phases, alpha=0.8)
+        axes.stackplot(
+            steps, *([row.get(f"seconds_{p}", 0.0) for row in rows] for p in phases), labels=phases, alpha=0.8
+        )
     if any("seconds_step" in row for row in rows):
         axes.plot(*_points(rows, "seconds_step"), color="black", linewidth=1.5, label="step (wall clock)")
     axes.set_title("Where a step's time goes (generating and evaluating summed over turns)")

@@ -74,7 +74,12 @@ class Rollouts:
         )
 
     async def _trajectory(
-        self, task: Task, key: tuple[int, int], sample: int, prompt_ids: Sequence[int], first: pb.Completion,
+        self,
+        task: Task,
+        key: tuple[int, int],
+        sample: int,
+        prompt_ids: Sequence[int],
+        first: pb.Completion,
         generating: float,
     ) -> Trajectory:
         """Judges the first completion, then runs the remaining turns of one sample."""
@@ -85,7 +90,9 @@ class Rollouts:
             started = time.perf_counter()
             response = await self.policy.generate(messages, self._sampling(1, seed), f"{task.name}/{sample}/{turn}")
             trajectory.turns.append(
-                await self._judged(task, response.prompt_token_ids, response.completions[0], time.perf_counter() - started)
+                await self._judged(
+                    task, response.prompt_token_ids, response.completions[0], time.perf_counter() - started
+                )
             )
         return trajectory
 
@@ -99,10 +106,14 @@ class Rollouts:
             f"{task.name}/0",
         )
         generating = time.perf_counter() - started
-        return list(await asyncio.gather(*(
-            self._trajectory(task, key, i, response.prompt_token_ids, completion, generating)
-            for i, completion in enumerate(response.completions)
-        )))
+        return list(
+            await asyncio.gather(
+                *(
+                    self._trajectory(task, key, i, response.prompt_token_ids, completion, generating)
+                    for i, completion in enumerate(response.completions)
+                )
+            )
+        )
 
     async def step(self, tasks: Sequence[Task], step: int) -> list[Trajectory]:
         """Every group of one step, all in flight together; trajectories in task order."""

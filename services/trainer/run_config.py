@@ -2,8 +2,9 @@
 
 The file is validated as a whole (unknown keys are errors, so a typo never silently keeps a
 default) and is written back, resolved, as ``OUT/config.yaml`` at the start of a run. Service
-settings (ports, sandbox limits) stay in ``drkernel.config``; this is what one training run
-does. Defaults are the published Dr. Kernel recipe (docs: ../shared/notes/dr-kernel-facts.md).
+settings (ports, sandbox limits) stay in the root configuration (``drkernel.config``); this is
+what one training run does. Defaults are the published Dr. Kernel recipe (docs:
+../shared/notes/dr-kernel-facts.md).
 """
 
 from __future__ import annotations
@@ -12,17 +13,14 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
-from drkernel.config import RewardSettings
 from drkernel.errors import InvalidArgument
+from drkernel.sections import Section
+from services.sandbox.settings import RewardSettings
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TaskSettings(_Section):
+class TaskSettings(Section):
     """Which tasks are trained on and which are held out."""
 
     source: Literal["builtin", "kernelbench", "families"] = Field(
@@ -47,18 +45,16 @@ class TaskSettings(_Section):
         return self
 
 
-class EnvironmentSettings(_Section):
+class EnvironmentSettings(Section):
     """What scores a completion. ``sandbox`` judges kernels; ``token_target`` scores the share
     of completion tokens in a target set, a cheap learnable reward that tests the training
     loop end to end (prime-rl's reverse-text test plays the same role)."""
 
     kind: Literal["sandbox", "token_target"] = "sandbox"
-    target_token_ids: tuple[int, ...] = Field(
-        (), description="token_target: the token ids that earn reward."
-    )
+    target_token_ids: tuple[int, ...] = Field((), description="token_target: the token ids that earn reward.")
 
 
-class RolloutSettings(_Section):
+class RolloutSettings(Section):
     """Multi-turn sampling (Dr. Kernel: 16 samples x 3 turns, 16 tasks per step)."""
 
     tasks_per_step: int = Field(16, ge=1, description="Tasks (groups) in one rollout batch.")
@@ -80,7 +76,7 @@ class RolloutSettings(_Section):
     skip_timing: bool = Field(False, description="Correctness only (CPU demos); speedup then counts 0.")
 
 
-class AdvantageSettings(_Section):
+class AdvantageSettings(Section):
     """Returns, the estimator and KernelGym's masking rules."""
 
     estimator: Literal["trloo", "grpo", "grpo_no_std", "rloo"] = Field(
@@ -103,7 +99,7 @@ class AdvantageSettings(_Section):
     )
 
 
-class MrsSettings(_Section):
+class MrsSettings(Section):
     """Mismatch rejection sampling between the policy server's and the learner's log-probs."""
 
     enabled: bool = True
@@ -119,7 +115,7 @@ class MrsSettings(_Section):
         return self
 
 
-class PrsSettings(_Section):
+class PrsSettings(Section):
     """Profiling-based rejection sampling (services/trainer/rejection.py)."""
 
     enabled: bool = True
@@ -127,7 +123,7 @@ class PrsSettings(_Section):
     factor: float = Field(0.1, gt=0, description="Coverage span over which keeping rises to 1.")
 
 
-class LossSettings(_Section):
+class LossSettings(Section):
     """PPO objective (Dr. Kernel: clip 0.2 / 0.28, dual clip 3, seq-mean-token-sum / 1000)."""
 
     clip_low: float = Field(0.2, ge=0)
@@ -135,12 +131,13 @@ class LossSettings(_Section):
     dual_clip: float = Field(3.0, gt=1, description="Bound of the loss of negative-advantage tokens.")
     scale: float = Field(1e-3, gt=0, description="The sequence-summed loss is multiplied by this.")
     kl_coef: float = Field(
-        0.0, ge=0,
+        0.0,
+        ge=0,
         description="Weight of the k3 KL to the initial weights (a frozen copy, or LoRA's base); 0 is off.",
     )
 
 
-class OptimSettings(_Section):
+class OptimSettings(Section):
     """AdamW and the update schedule."""
 
     lr: float = Field(1e-6, ge=0, description="Learning rate; 0 leaves the weights as they are (a control run).")
@@ -154,7 +151,7 @@ class OptimSettings(_Section):
     )
 
 
-class LoraSettings(_Section):
+class LoraSettings(Section):
     """LoRA (peft) instead of full fine-tuning."""
 
     enabled: bool = False
@@ -164,7 +161,7 @@ class LoraSettings(_Section):
     target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
-class SyncSettings(_Section):
+class SyncSettings(Section):
     """How new weights reach the policy service after each step."""
 
     mode: Literal["shared_path", "grpc_stream"] = Field(
@@ -187,21 +184,23 @@ class SyncSettings(_Section):
     keep_versions: int = Field(2, ge=1, description="Weight directories kept under OUT/weights.")
 
 
-class CheckpointSettings(_Section):
+class CheckpointSettings(Section):
     every_steps: int = Field(10, ge=1, description="Checkpoint after every this many steps (and the last).")
     keep: int = Field(3, ge=1, description="Checkpoints kept; older ones are deleted.")
     export_hf: bool = Field(True, description="Also write a safetensors export the policy service can load.")
 
 
-class CurriculumSettings(_Section):
+class CurriculumSettings(Section):
     """Beyond TritonRL's adaptive curriculum: p(level 2) = 0.1 + 0.4 * acc_L1 / 0.4 while
     acc_L1 < 0.4, else 0.5; tasks named ``l1_*`` / ``level1/*`` are level 1."""
 
     enabled: bool = False
-    window_steps: int = Field(4, ge=1, description="acc_L1 is the mean level-1 correctness of the last this many steps.")
+    window_steps: int = Field(
+        4, ge=1, description="acc_L1 is the mean level-1 correctness of the last this many steps."
+    )
 
 
-class ServiceAddresses(_Section):
+class ServiceAddresses(Section):
     """The services a run talks to; unset starts a local server on loopback (the embedded default)."""
 
     policy: str | None = Field(None, description="host:port of a PolicyService.")
@@ -212,7 +211,7 @@ class ServiceAddresses(_Section):
     sandbox_workers: int = Field(2, ge=1, description="CPU workers of a locally started sandbox.")
 
 
-class RunConfig(_Section):
+class RunConfig(Section):
     """A training run."""
 
     name: str = Field("run", description="Shown in logs, metrics and the run's directory.")

@@ -20,6 +20,7 @@ picked up once it ends, and a malformed line is logged and skipped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import fcntl
 import json
@@ -32,14 +33,14 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from drkernel.config import TrainerSettings
 from drkernel.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted
 from drkernel.logs import get_logger
 from services.trainer import metrics
 from services.trainer.run_config import parse_run_config
+from services.trainer.settings import TrainerSettings
 
 log = get_logger(__name__)
 
@@ -161,8 +162,12 @@ class MetricsTail:
                 continue
             parsed = parse_metrics_line(line)
             if parsed is None:
-                log.warning("skipping a malformed metrics line", path=str(self.path), line=self._line_number,
-                            text=line[:200].decode(errors="replace"))
+                log.warning(
+                    "skipping a malformed metrics line",
+                    path=str(self.path),
+                    line=self._line_number,
+                    text=line[:200].decode(errors="replace"),
+                )
             else:
                 found.append(parsed)
         return found
@@ -208,16 +213,26 @@ class _Run:
 
     def info(self) -> RunInfo:
         return RunInfo(
-            run_id=self.run_id, name=self.name, state=self.state, steps_done=self.steps_done,
-            steps_total=self.steps_total, latest=self.steps[-1] if self.steps else None,
-            error=self.error, out_dir=self.out_dir, started=self.started, finished=self.finished,
+            run_id=self.run_id,
+            name=self.name,
+            state=self.state,
+            steps_done=self.steps_done,
+            steps_total=self.steps_total,
+            latest=self.steps[-1] if self.steps else None,
+            error=self.error,
+            out_dir=self.out_dir,
+            started=self.started,
+            finished=self.finished,
         )
 
     def save(self) -> None:
         """Writes run.json atomically (a crash never leaves half a file)."""
         record = {
-            "run_id": self.run_id, "name": self.name, "state": self.state.value,
-            "steps_total": self.steps_total, "error": self.error,
+            "run_id": self.run_id,
+            "name": self.name,
+            "state": self.state.value,
+            "steps_total": self.steps_total,
+            "error": self.error,
             "started": self.started.isoformat() if self.started else None,
             "finished": self.finished.isoformat() if self.finished else None,
         }
@@ -229,10 +244,14 @@ class _Run:
     def load(cls, directory: Path) -> _Run:
         record = json.loads((directory / STATE_FILE).read_text())
         return cls(
-            run_id=directory.name, out_dir=directory, name=str(record["name"]),
-            state=RunState(record["state"]), steps_total=int(record["steps_total"]),
+            run_id=directory.name,
+            out_dir=directory,
+            name=str(record["name"]),
+            state=RunState(record["state"]),
+            steps_total=int(record["steps_total"]),
             error=str(record.get("error", "")),
-            started=_timestamp(record.get("started")), finished=_timestamp(record.get("finished")),
+            started=_timestamp(record.get("started")),
+            finished=_timestamp(record.get("finished")),
         )
 
 
@@ -241,7 +260,7 @@ def _timestamp(text: str | None) -> datetime | None:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -267,10 +286,8 @@ def _descendants(pid: int) -> list[int]:
 
 def _send(send: Callable[[int, int], None], target: int, sig: signal.Signals) -> None:
     """Sends a signal to a process or group that may already be gone."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # gone, or its id now belongs to someone else
         send(target, sig)
-    except (ProcessLookupError, PermissionError):  # gone, or its id now belongs to someone else
-        pass
 
 
 def _kill_tree(pid: int) -> None:
@@ -332,11 +349,15 @@ class RunManager:
             if not run.state.ended:
                 lock = _claim(directory)
                 if lock is None:
-                    run.error = (f"the trainer service stopped while the run was running, and its process still runs "
-                                 f"unsupervised (it holds {LOCK_FILE}); stop it before resuming the run")
+                    run.error = (
+                        f"the trainer service stopped while the run was running, and its process still runs "
+                        f"unsupervised (it holds {LOCK_FILE}); stop it before resuming the run"
+                    )
                 else:
                     os.close(lock)
-                    run.error = "the trainer service stopped while the run was running; resume it from its last checkpoint"
+                    run.error = (
+                        "the trainer service stopped while the run was running; resume it from its last checkpoint"
+                    )
                 run.state, run.finished = RunState.FAILED, _now()
                 run.save()
             self._runs[run.run_id] = run
@@ -347,7 +368,7 @@ class RunManager:
 
     def list_runs(self) -> list[RunInfo]:
         """Every run, most recently started first (never-started ones last)."""
-        oldest = datetime.min.replace(tzinfo=timezone.utc)
+        oldest = datetime.min.replace(tzinfo=UTC)
         runs = sorted(self._runs.values(), key=lambda r: (r.started or oldest, r.run_id), reverse=True)
         return [run.info() for run in runs]
 
@@ -439,14 +460,22 @@ class RunManager:
         run.save()
         command = self.command([*job_args, *(["--steps", str(steps)] if steps else [])])
         # torchrun gives its workers 30 s after SIGTERM by default, too short to checkpoint.
-        env = {**os.environ, "PYTHONUNBUFFERED": "1",
-               "TORCH_ELASTIC_SHUTDOWN_TIMEOUT": str(int(self._settings.stop_grace_seconds))}
+        env = {
+            **os.environ,
+            "PYTHONUNBUFFERED": "1",
+            "TORCH_ELASTIC_SHUTDOWN_TIMEOUT": str(int(self._settings.stop_grace_seconds)),
+        }
         try:
             with (run.out_dir / "stdout.log").open("ab") as stdout, (run.out_dir / "stderr.log").open("ab") as stderr:
                 run.stderr_offset = stderr.tell()
                 run.process = subprocess.Popen(
-                    command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
-                    start_new_session=True, pass_fds=(lock,),
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                    env=env,
+                    start_new_session=True,
+                    pass_fds=(lock,),
                 )
         except OSError as error:
             self._finish(run, RunState.FAILED, f"could not start the job ({command[0]}): {error}")
@@ -476,8 +505,11 @@ class RunManager:
             while process.poll() is None:
                 self._ingest(run)
                 if run.stop_deadline is not None and not run.killed and time.monotonic() >= run.stop_deadline:
-                    log.warning("run did not stop in time; killing it", run=run.run_id,
-                                grace_seconds=self._settings.stop_grace_seconds)
+                    log.warning(
+                        "run did not stop in time; killing it",
+                        run=run.run_id,
+                        grace_seconds=self._settings.stop_grace_seconds,
+                    )
                     _kill_tree(process.pid)
                     run.killed = True
                 await asyncio.sleep(self._settings.poll_seconds)
@@ -593,7 +625,7 @@ def _scan_checkpoints(root: Path) -> list[Checkpoint]:
         if match is None or not entry.is_dir():
             continue
         try:  # the job prunes old checkpoints while we look
-            created = datetime.fromtimestamp(entry.stat().st_mtime, timezone.utc)
+            created = datetime.fromtimestamp(entry.stat().st_mtime, UTC)
             size = sum(
                 os.lstat(os.path.join(directory, name)).st_size
                 for directory, _, names in os.walk(entry)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from drkernel.config import Settings, TrainerSettings
+from drkernel.config import Settings
 from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server
 from drkernel.v1 import trainer_pb2_grpc
 from services.trainer.runs import RunManager
 from services.trainer.servicer import SERVICE_NAME, TrainerServicer
+from services.trainer.settings import TrainerSettings
 
 
 def binding(manager: RunManager) -> ServiceBinding:

@@ -79,7 +79,9 @@ class SftSettings(BaseModel):
         "cosine", description="After warm-up: constant, or cosine decay to zero at the last step."
     )
     grad_clip: float = Field(1.0, gt=0, description="Max global gradient norm.")
-    lora: bool = Field(True, description="Train LoRA adapters (merged into the exported weights) instead of all weights.")
+    lora: bool = Field(
+        True, description="Train LoRA adapters (merged into the exported weights) instead of all weights."
+    )
     lora_rank: int = Field(16, ge=1, description="LoRA rank r (Beyond TritonRL: 16).")
     lora_alpha: int = Field(32, ge=1, description="LoRA alpha; the update is scaled by alpha / r.")
     lora_dropout: float = Field(0.0, ge=0, lt=1, description="Dropout on the LoRA input.")
@@ -143,7 +145,9 @@ def read_sft_jsonl(path: Path) -> list[SftExample]:
         reward = row.get("reward")
         if reward is not None and (isinstance(reward, bool) or not isinstance(reward, (int, float))):
             raise InvalidArgument(f"{path}:{number}: reward must be a number")
-        examples.append(SftExample(row["task"], row["reference"], row["solution"], None if reward is None else float(reward)))
+        examples.append(
+            SftExample(row["task"], row["reference"], row["solution"], None if reward is None else float(reward))
+        )
     if not examples:
         raise InvalidArgument(f"{path}: no examples")
     return examples
@@ -363,8 +367,9 @@ def run_sft(data: Path, out_dir: Path, settings: SftSettings, model_dir: Path, *
 
     epoch_losses: list[float] = []
     steps = 0
-    with tqdm(total=settings.epochs * steps_per_epoch, desc="sft", unit="step", file=sys.stderr,
-              disable=not progress) as bar:
+    with tqdm(
+        total=settings.epochs * steps_per_epoch, desc="sft", unit="step", file=sys.stderr, disable=not progress
+    ) as bar:
         for epoch in range(settings.epochs):
             order = list(range(len(rows)))
             random.Random(settings.seed * 1_000_003 + epoch).shuffle(order)

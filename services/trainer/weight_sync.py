@@ -43,9 +43,7 @@ def write_weights(tensors: Mapping[str, torch.Tensor], directory: Path) -> int:
 
 
 def _prune(weights_dir: Path, keep: int) -> None:
-    versions = sorted(
-        (p for p in weights_dir.glob("v*") if p.name[1:].isdigit()), key=lambda p: int(p.name[1:])
-    )
+    versions = sorted((p for p in weights_dir.glob("v*") if p.name[1:].isdigit()), key=lambda p: int(p.name[1:]))
     for old in versions[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
 

@@ -20,8 +20,10 @@ CORPUS_FILES = sorted(parity.SOLUTIONS.glob("level*/*.py")) + sorted(parity.FLAW
 def _triton_kernels(tree: ast.Module) -> list[str]:
     """Names of the module's functions decorated with triton.jit."""
     return [
-        node.name for node in tree.body
-        if isinstance(node, ast.FunctionDef) and any(ast.unparse(d).startswith("triton.jit") for d in node.decorator_list)
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any(ast.unparse(d).startswith("triton.jit") for d in node.decorator_list)
     ]
 
 
@@ -32,7 +34,9 @@ def test_candidate_parses_and_defines_model_new(path: Path) -> None:
     assert defines_model_new(source)
 
 
-@pytest.mark.parametrize("path", sorted(parity.SOLUTIONS.glob("level*/*.py")), ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize(
+    "path", sorted(parity.SOLUTIONS.glob("level*/*.py")), ids=lambda p: f"{p.parent.name}/{p.stem}"
+)
 def test_honest_solution_has_a_triton_kernel(path: Path) -> None:
     assert _triton_kernels(ast.parse(path.read_text()))
 
@@ -74,8 +78,16 @@ def test_expectations() -> None:
     hardcoded = parity.Candidate(problem, Path("x__hardcoded.py"), "hardcoded", "sizes", "pass")
     for judge in ("strict", "kernelbench", "KernelBench"):
         assert honest.expected_correct(judge, shrunk=False) is True
-    assert [hack.expected_correct(j, shrunk=False) for j in ("strict", "kernelbench", "KernelBench")] == [False, False, True]
-    assert [hardcoded.expected_correct(j, shrunk=False) for j in ("strict", "kernelbench", "KernelBench")] == [False, True, True]
+    assert [hack.expected_correct(j, shrunk=False) for j in ("strict", "kernelbench", "KernelBench")] == [
+        False,
+        False,
+        True,
+    ]
+    assert [hardcoded.expected_correct(j, shrunk=False) for j in ("strict", "kernelbench", "KernelBench")] == [
+        False,
+        True,
+        True,
+    ]
     assert hardcoded.expected_correct("kernelbench", shrunk=True) is None
 
 
@@ -85,8 +97,10 @@ def test_selection_by_candidate_keeps_order_and_profiles() -> None:
         "level1/36_RMSNorm___hardcoded#kernelbench,level2/59_Matmul_Swish_Scaling__nomask",
     )
     assert [c.name for c in cands] == [
-        "level2/63_Gemm_ReLU_Divide", "level2/63_Gemm_ReLU_Divide__hack",
-        "level1/36_RMSNorm___hardcoded", "level2/59_Matmul_Swish_Scaling__nomask",
+        "level2/63_Gemm_ReLU_Divide",
+        "level2/63_Gemm_ReLU_Divide__hack",
+        "level1/36_RMSNorm___hardcoded",
+        "level2/59_Matmul_Swish_Scaling__nomask",
     ]
     assert profiles["level2/63_Gemm_ReLU_Divide__hack"] == ("strict", "kernelbench")
     assert profiles["level1/36_RMSNorm___hardcoded"] == ("kernelbench",)

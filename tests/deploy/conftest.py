@@ -21,13 +21,19 @@ def variants(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Variant]:
         directory = root / name
         directory.mkdir()
         # kustomize refuses absolute paths to other kustomizations; relative ones may leave the tree.
-        (directory / "kustomization.yaml").write_text(yaml.safe_dump({
-            "apiVersion": "kustomize.config.k8s.io/v1beta1",
-            "kind": "Kustomization",
-            "resources": [os.path.relpath(K8S / "base", directory)],
-            "components": [os.path.relpath(COMPONENTS[part], directory) for part in parts],
-        }))
+        (directory / "kustomization.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                    "kind": "Kustomization",
+                    "resources": [os.path.relpath(K8S / "base", directory)],
+                    "components": [os.path.relpath(COMPONENTS[part], directory) for part in parts],
+                }
+            )
+        )
         directories[name] = (directory, frozenset(parts))
     with ThreadPoolExecutor(4) as pool:
-        docs = dict(zip(directories, pool.map(render, (directory for directory, _ in directories.values()))))
+        docs = dict(
+            zip(directories, pool.map(render, (directory for directory, _ in directories.values())), strict=True)
+        )
     return {name: Variant(name, parts, docs[name]) for name, (_, parts) in directories.items()}

@@ -131,7 +131,9 @@ def test_ports_probes_resources_and_scraping(variants: dict[str, Variant], name:
         where = f"{name}: {deployment['metadata']['name']}/{container['name']}"
         grpc_port, metrics_port = port(container, "grpc"), port(container, "metrics")
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            assert container[probe]["grpc"]["port"] == grpc_port, f"{where}: {probe} must be a grpc probe of the grpc port"
+            assert container[probe]["grpc"]["port"] == grpc_port, (
+                f"{where}: {probe} must be a grpc probe of the grpc port"
+            )
         resources = container["resources"]
         for resource in ("cpu", "memory", "ephemeral-storage"):
             request, limit = resources["requests"][resource], resources["limits"][resource]
@@ -163,7 +165,9 @@ def test_writable_paths_are_volumes(variants: dict[str, Variant], name: str) -> 
         writable = ["/tmp", env.get("HOME", "/home/drkernel")]
         writable += [value for key, value in env.items() if key.endswith("_DIR")]
         for path in map(PurePosixPath, writable):
-            assert any(path == mount or mount in path.parents for mount in mounts), f"{where}: {path} is not on a volume"
+            assert any(path == mount or mount in path.parents for mount in mounts), (
+                f"{where}: {path} is not on a volume"
+            )
 
 
 def serve_commands() -> set[str]:
@@ -176,7 +180,9 @@ def serve_commands() -> set[str]:
 
 @pytest.mark.parametrize("name", VARIANT_NAMES)
 @pytest.mark.parametrize("service", SERVICES)
-def test_container_agrees_with_cli_and_settings(variants: dict[str, Variant], name: str, service: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_container_agrees_with_cli_and_settings(
+    variants: dict[str, Variant], name: str, service: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The args parse with the real CLI and name the probed ports; every DRKERNEL_ variable is a
     setting (a misspelt section would be ignored silently); the pod outlives the server's grace."""
     if service not in serve_commands():
@@ -203,7 +209,9 @@ def test_container_agrees_with_cli_and_settings(variants: dict[str, Variant], na
     grace = getattr(settings, service).server.grace_seconds
     if service == "trainer":  # after the calls, every run gets its own grace to checkpoint
         grace += settings.trainer.stop_grace_seconds
-    assert pod["terminationGracePeriodSeconds"] > grace + 5, f"{name}: {service} is killed before its {grace} s grace ends"
+    assert pod["terminationGracePeriodSeconds"] > grace + 5, (
+        f"{name}: {service} is killed before its {grace} s grace ends"
+    )
 
 
 @pytest.mark.parametrize("name", VARIANT_NAMES)
@@ -215,9 +223,14 @@ def test_policy_reads_the_trainers_runs_at_the_same_path(variants: dict[str, Var
     for service in ("trainer", "policy"):
         pod = variant.named("Deployment", service)["spec"]["template"]["spec"]
         (container,) = pod["containers"]
-        claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
-        mounts[service] = {(claims[m["name"]], m["mountPath"], m.get("readOnly", False))
-                           for m in container["volumeMounts"] if m["name"] in claims}
+        claims = {
+            v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v
+        }
+        mounts[service] = {
+            (claims[m["name"]], m["mountPath"], m.get("readOnly", False))
+            for m in container["volumeMounts"]
+            if m["name"] in claims
+        }
     trainer = variant.named("Deployment", "trainer")["spec"]["template"]["spec"]["containers"][0]
     runs_dir = {item["name"]: item["value"] for item in trainer["env"]}["DRKERNEL_TRAINER__RUNS_DIR"]
     assert ("trainer-runs", runs_dir, False) in mounts["trainer"]

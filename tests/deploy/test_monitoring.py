@@ -68,10 +68,14 @@ def test_promtool_checks_config_and_rules(tmp_path: Path) -> None:
 def test_alert_rules_pass_their_unit_tests() -> None:
     promtool = tool("promtool")
     tests = Path(__file__).with_name("alerts.test.yml")
-    result = subprocess.run([promtool, "test", "rules", tests.name], cwd=tests.parent, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [promtool, "test", "rules", tests.name], cwd=tests.parent, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     alerts = {rule["alert"] for group in yaml.safe_load(RULES.read_text())["groups"] for rule in group["rules"]}
-    tested = {case["alertname"] for test in yaml.safe_load(tests.read_text())["tests"] for case in test["alert_rule_test"]}
+    tested = {
+        case["alertname"] for test in yaml.safe_load(tests.read_text())["tests"] for case in test["alert_rule_test"]
+    }
     assert alerts == tested, f"alerts without a unit test: {alerts - tested}"
 
 
@@ -87,12 +91,21 @@ def pod_targets(deployment: dict[str, Any], namespace: str, address: str) -> lis
         "__meta_kubernetes_namespace": namespace,
         "__meta_kubernetes_pod_name": f"{deployment['metadata']['name']}-7d9f8-abcde",
         **{meta_label("__meta_kubernetes_pod_label_", k): v for k, v in template["metadata"]["labels"].items()},
-        **{meta_label("__meta_kubernetes_pod_annotation_", k): v for k, v in template["metadata"].get("annotations", {}).items()},
+        **{
+            meta_label("__meta_kubernetes_pod_annotation_", k): v
+            for k, v in template["metadata"].get("annotations", {}).items()
+        },
     }
     return [
-        {"targets": [address], "labels": {**common, "__meta_kubernetes_pod_container_name": container["name"],
-                                          "__meta_kubernetes_pod_container_port_name": port["name"],
-                                          "__meta_kubernetes_pod_container_port_number": str(port["containerPort"])}}
+        {
+            "targets": [address],
+            "labels": {
+                **common,
+                "__meta_kubernetes_pod_container_name": container["name"],
+                "__meta_kubernetes_pod_container_port_name": port["name"],
+                "__meta_kubernetes_pod_container_port_number": str(port["containerPort"]),
+            },
+        }
         for container in template["spec"]["containers"]
         for port in container["ports"]
     ]
@@ -112,7 +125,9 @@ def get_json(url: str) -> Any:
 @pytest.fixture
 def exporter() -> Iterator[str]:
     """A real Prometheus exporter on loopback standing in for every pod's metrics port."""
-    server, thread = prometheus_client.start_http_server(0, addr="127.0.0.1", registry=prometheus_client.CollectorRegistry())
+    server, thread = prometheus_client.start_http_server(
+        0, addr="127.0.0.1", registry=prometheus_client.CollectorRegistry()
+    )
     yield f"127.0.0.1:{server.server_port}"
     server.shutdown()
     thread.join(5)
@@ -126,16 +141,32 @@ def test_scrape_job_keeps_each_pods_metrics_port(variants: dict[str, Variant], e
     variant = variants["overlays/cpu-dev"]
     namespace = variant.of_kind("Namespace")[0]["metadata"]["name"]
     deployments = variant.of_kind("Deployment")
-    stranger = {"metadata": {"name": "stranger"}, "spec": {"template": {
-        "metadata": {"labels": {"app.kubernetes.io/name": "stranger"}, "annotations": {"prometheus.io/scrape": "true"}},
-        "spec": {"containers": [{"name": "web", "ports": [{"name": "metrics", "containerPort": 8080}]}]}}}}
-    groups = [group for deployment in [*deployments, stranger] for group in pod_targets(deployment, namespace, exporter)]
+    stranger = {
+        "metadata": {"name": "stranger"},
+        "spec": {
+            "template": {
+                "metadata": {
+                    "labels": {"app.kubernetes.io/name": "stranger"},
+                    "annotations": {"prometheus.io/scrape": "true"},
+                },
+                "spec": {"containers": [{"name": "web", "ports": [{"name": "metrics", "containerPort": 8080}]}]},
+            }
+        },
+    }
+    groups = [
+        group for deployment in [*deployments, stranger] for group in pod_targets(deployment, namespace, exporter)
+    ]
     (tmp_path / "targets.json").write_text(json.dumps(groups))
     port = free_port()
     process = subprocess.Popen(
-        [prometheus, f"--config.file={config_with_file_discovery(tmp_path, '1s')}", f"--storage.tsdb.path={tmp_path / 'data'}",
-         f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            prometheus,
+            f"--config.file={config_with_file_discovery(tmp_path, '1s')}",
+            f"--storage.tsdb.path={tmp_path / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         api = f"http://127.0.0.1:{port}/api/v1"
@@ -151,7 +182,8 @@ def test_scrape_job_keeps_each_pods_metrics_port(variants: dict[str, Variant], e
                 pass
             time.sleep(0.2)
         expected = {
-            (deployment["metadata"]["name"], f"{deployment['metadata']['name']}-7d9f8-abcde") for deployment in deployments
+            (deployment["metadata"]["name"], f"{deployment['metadata']['name']}-7d9f8-abcde")
+            for deployment in deployments
         }
         assert {(t["labels"]["service"], t["labels"]["pod"]) for t in active} == expected
         for target in active:
@@ -192,7 +224,11 @@ def dashboard_queries() -> list[tuple[str, str]]:
 
 
 def alert_queries() -> list[tuple[str, str]]:
-    return [(f"alert {rule['alert']}", rule["expr"]) for group in yaml.safe_load(RULES.read_text())["groups"] for rule in group["rules"]]
+    return [
+        (f"alert {rule['alert']}", rule["expr"])
+        for group in yaml.safe_load(RULES.read_text())["groups"]
+        for rule in group["rules"]
+    ]
 
 
 def grafana_to_promql(expr: str) -> str:
@@ -203,7 +239,10 @@ def grafana_to_promql(expr: str) -> str:
 def test_dashboard_queries_parse(tmp_path: Path) -> None:
     """Every dashboard query is valid PromQL (promtool parses them as recording rules)."""
     promtool = tool("promtool")
-    rules = [{"record": f"drkernel:dashboard_query_{i}", "expr": grafana_to_promql(expr)} for i, (_, expr) in enumerate(dashboard_queries())]
+    rules = [
+        {"record": f"drkernel:dashboard_query_{i}", "expr": grafana_to_promql(expr)}
+        for i, (_, expr) in enumerate(dashboard_queries())
+    ]
     path = tmp_path / "dashboard-queries.yml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "dashboards", "rules": rules}]}))
     result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
@@ -233,7 +272,9 @@ def exported_metrics() -> set[str]:
                 continue
             if not (isinstance(node.func.value, ast.Name) and node.func.value.id == "prometheus_client"):
                 continue
-            assert node.args and isinstance(node.args[0], ast.Constant), f"{path}:{node.lineno}: metric name is not a literal"
+            assert node.args and isinstance(node.args[0], ast.Constant), (
+                f"{path}:{node.lineno}: metric name is not a literal"
+            )
             name = node.args[0].value.removesuffix("_total") if node.func.attr == "Counter" else node.args[0].value
             names.update(name + suffix for suffix in _SUFFIXES[node.func.attr])
     return names
@@ -244,7 +285,21 @@ _MATCHERS = re.compile(r"\{[^{}]*\}")
 _RANGES = re.compile(r"\[[^\]]*\]")
 _GROUPINGS = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
 _IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_:][\w:]*")
-_KEYWORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring", "group_left", "group_right", "inf", "nan"}
+_KEYWORDS = {
+    "and",
+    "or",
+    "unless",
+    "bool",
+    "offset",
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "inf",
+    "nan",
+}
 
 
 def metric_names(expr: str) -> set[str]:
@@ -254,14 +309,21 @@ def metric_names(expr: str) -> set[str]:
     return {
         match.group()
         for match in _IDENTIFIER.finditer(text)
-        if match.group().lower() not in _KEYWORDS and not text[match.end():].lstrip().startswith("(")
+        if match.group().lower() not in _KEYWORDS and not text[match.end() :].lstrip().startswith("(")
     }
 
 
 def test_metric_name_reader() -> None:
-    expr = 'histogram_quantile(0.9, sum by (pod, le) (rate(a_bucket{x="b c", le=~"1"}[5m]))) / on (pod) group_left b_total > 1e3 and c'
+    expr = (
+        'histogram_quantile(0.9, sum by (pod, le) (rate(a_bucket{x="b c", le=~"1"}[5m]))) '
+        "/ on (pod) group_left b_total > 1e3 and c"
+    )
     assert metric_names(expr) == {"a_bucket", "b_total", "c"}
-    assert {"drkernel_rpc_total", "drkernel_rpc_duration_seconds_bucket", "drkernel_sandbox_reward_sum"} <= exported_metrics()
+    assert {
+        "drkernel_rpc_total",
+        "drkernel_rpc_duration_seconds_bucket",
+        "drkernel_sandbox_reward_sum",
+    } <= exported_metrics()
 
 
 @pytest.mark.parametrize("source", ["dashboards", "alerts"])

@@ -52,9 +52,14 @@ def other_tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, tokenizer: An
 
 @pytest.fixture(scope="session")
 def tiny_settings(tiny_model_dir: Path, policy_cache: Path) -> Any:
-    from drkernel.config import PolicySettings
+    from services.policy.settings import PolicySettings
 
     return PolicySettings(
-        backend="transformers", model=tiny_model_dir, cache_dir=policy_cache, max_n=8,
-        max_batch_size=4, default_max_tokens=16, queue_capacity=4,
+        backend="transformers",
+        model=tiny_model_dir,
+        cache_dir=policy_cache,
+        max_n=8,
+        max_batch_size=4,
+        default_max_tokens=16,
+        queue_capacity=4,
     )

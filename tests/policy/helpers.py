@@ -6,9 +6,7 @@ from pathlib import Path
 from typing import Any
 
 
-def build_tiny_model(
-    directory: Path, tokenizer: Any, seed: int, hidden_size: int = 64, heads: int = 4
-) -> Path:
+def build_tiny_model(directory: Path, tokenizer: Any, seed: int, hidden_size: int = 64, heads: int = 4) -> Path:
     """A random 2-layer Qwen2 model with the default model's tokenizer, saved as a directory."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
@@ -28,16 +26,13 @@ def build_tiny_model(
     )
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config)
-    model.generation_config = GenerationConfig(
-        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id
-    )
+    model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
 
 
-def forward_logprobs(model: Any, prompt_ids: Any, token_ids: Any, temperature: float = 1.0,
-                     top_p: float = 1.0) -> Any:
+def forward_logprobs(model: Any, prompt_ids: Any, token_ids: Any, temperature: float = 1.0, top_p: float = 1.0) -> Any:
     """The log-probs of sampled tokens from one separate forward pass over prompt + tokens,
     under softmax(logits / T) restricted to the top-p nucleus (written out here, independently
     of the service's processors)."""

@@ -46,7 +46,9 @@ def local_greedy(default_model_dir: Path, policy_cache: Path) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_the_default_model_is_converted_once_into_an_ordinary_directory(default_model_dir: Path, policy_cache: Path) -> None:
+def test_the_default_model_is_converted_once_into_an_ordinary_directory(
+    default_model_dir: Path, policy_cache: Path
+) -> None:
     from services.policy.default_model import ensure_default_model
 
     names = {p.name for p in default_model_dir.iterdir()}
@@ -67,8 +69,10 @@ def test_the_converted_model_ends_a_turn_where_the_gguf_says(default_model_dir: 
     generation = json.loads((default_model_dir / "generation_config.json").read_text())
     assert generation["eos_token_id"] == special["eos"] == tokenizer.eos_token_id
     assert tokenizer.eos_token == "<|im_end|>"  # the chat template's end of an assistant turn
-    assert tokenizer.apply_chat_template([{"role": "assistant", "content": "x"}], tokenize=False).rstrip().endswith(
-        tokenizer.eos_token
+    assert (
+        tokenizer.apply_chat_template([{"role": "assistant", "content": "x"}], tokenize=False)
+        .rstrip()
+        .endswith(tokenizer.eos_token)
     )
 
 
@@ -88,9 +92,23 @@ def test_greedy_generate_with_the_default_model_writes_python(local_greedy: dict
 @pytest.mark.slow
 def test_served_greedy_equals_in_process_greedy(local_greedy: dict[str, Any], policy_cache: Path) -> None:
     server = subprocess.Popen(
-        [sys.executable, "-m", "drkernel", "serve", "policy", "--port", "0", "--metrics-port", "0",
-         "--backend", "transformers"],
-        env=environment(policy_cache), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "drkernel",
+            "serve",
+            "policy",
+            "--port",
+            "0",
+            "--metrics-port",
+            "0",
+            "--backend",
+            "transformers",
+        ],
+        env=environment(policy_cache),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
     )
     try:
         port = None

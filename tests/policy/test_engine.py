@@ -37,23 +37,33 @@ def reference_model(tiny_model_dir: Path) -> Any:
     return AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
 
 
-@pytest.mark.parametrize(
-    ("temperature", "top_p"), [(0.0, 1.0), (1.0, 1.0), (0.7, 1.0), (1.3, 0.9)]
-)
+@pytest.mark.parametrize(("temperature", "top_p"), [(0.0, 1.0), (1.0, 1.0), (0.7, 1.0), (1.3, 0.9)])
 def test_logprobs_match_a_separate_forward_pass(
     engine: PolicyEngine, reference_model: Any, background_loop: BackgroundLoop, temperature: float, top_p: float
 ) -> None:
-    result = background_loop.run(engine.generate(GenerationRequest(
-        prompt=CHAT, n=2, temperature=temperature, top_p=top_p, max_tokens=12, seed=11,
-    )))
+    result = background_loop.run(
+        engine.generate(
+            GenerationRequest(
+                prompt=CHAT,
+                n=2,
+                temperature=temperature,
+                top_p=top_p,
+                max_tokens=12,
+                seed=11,
+            )
+        )
+    )
     for completion in result.completions:
         assert len(completion.logprobs) == len(completion.token_ids) == 12
         assert all(lp <= 0 for lp in completion.logprobs)
         served = torch.tensor(completion.logprobs)
         # Greedy log-probs are taken under the untempered distribution.
         expected = forward_logprobs(
-            reference_model, result.prompt_token_ids, completion.token_ids,
-            temperature=temperature or 1.0, top_p=top_p,
+            reference_model,
+            result.prompt_token_ids,
+            completion.token_ids,
+            temperature=temperature or 1.0,
+            top_p=top_p,
         )
         assert (served - expected).abs().max().item() < 1e-4
         if temperature not in (0.0, 1.0) or top_p < 1.0:
@@ -86,16 +96,14 @@ def test_samples_beyond_the_batch_size_are_generated_in_several_batches(
     assert all(len(c.token_ids) == 4 and c.finish_reason is FinishReason.LENGTH for c in result.completions)
 
 
-def test_a_stop_string_cuts_the_text_and_ends_the_sample(
-    engine: PolicyEngine, background_loop: BackgroundLoop
-) -> None:
+def test_a_stop_string_cuts_the_text_and_ends_the_sample(engine: PolicyEngine, background_loop: BackgroundLoop) -> None:
     free = background_loop.run(engine.generate(GenerationRequest(prompt=CHAT, max_tokens=40, seed=5))).completions[0]
     assert len(free.text) > 20
     stop = free.text[len(free.text) // 2 : len(free.text) // 2 + 3]
     cut = free.text[: free.text.index(stop)]
-    stopped = background_loop.run(engine.generate(
-        GenerationRequest(prompt=CHAT, max_tokens=40, seed=5, stop=(stop,))
-    )).completions[0]
+    stopped = background_loop.run(
+        engine.generate(GenerationRequest(prompt=CHAT, max_tokens=40, seed=5, stop=(stop,)))
+    ).completions[0]
     assert stopped.finish_reason is FinishReason.STOP
     assert stopped.text == cut
     assert stopped.token_ids == free.token_ids[: len(stopped.token_ids)]

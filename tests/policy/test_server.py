@@ -16,7 +16,7 @@ import torch
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from drkernel.cli import main as cli_main
-from drkernel.config import ServerSettings
+from drkernel.sections import ServerSettings
 from drkernel.serving import ServiceBinding, start_server
 from drkernel.v1 import policy_pb2 as pb
 from drkernel.v1 import policy_pb2_grpc
@@ -71,9 +71,7 @@ def fresh_server(tiny_settings: Any, background_loop: BackgroundLoop) -> Iterato
 
 
 def greedy(stub: Any, max_tokens: int = 8) -> pb.Completion:
-    request = pb.GenerateRequest(
-        prompt=CHAT, sampling=pb.SamplingParams(temperature=0, max_tokens=max_tokens)
-    )
+    request = pb.GenerateRequest(prompt=CHAT, sampling=pb.SamplingParams(temperature=0, max_tokens=max_tokens))
     return stub.Generate(request).completions[0]
 
 
@@ -85,16 +83,16 @@ def load(directory: Path) -> Any:
 
 def check_against(model: Any, stub: Any, version: int) -> None:
     """Sampled completions report ``version`` and log-probs of ``model``'s own forward pass."""
-    response = stub.Generate(pb.GenerateRequest(
-        prompt=CHAT, sampling=pb.SamplingParams(n=2, max_tokens=8, seed=4)
-    ))
+    response = stub.Generate(pb.GenerateRequest(prompt=CHAT, sampling=pb.SamplingParams(n=2, max_tokens=8, seed=4)))
     for completion in response.completions:
         assert completion.weights_version == version
         expected = forward_logprobs(model, response.prompt_token_ids, completion.token_ids)
         assert (torch.tensor(completion.logprobs) - expected).abs().max().item() < 1e-4
 
 
-def test_server_greedy_equals_in_process_greedy(server: Served, tiny_settings: Any, background_loop: BackgroundLoop) -> None:
+def test_server_greedy_equals_in_process_greedy(
+    server: Served, tiny_settings: Any, background_loop: BackgroundLoop
+) -> None:
     request = pb.GenerateRequest(prompt=CHAT, sampling=pb.SamplingParams(temperature=0, max_tokens=12))
     served = server.stub.Generate(request)
     local_engine = open_engine(tiny_settings)
@@ -157,7 +155,12 @@ def test_cli_against_the_server(server: Served, capsys: pytest.CaptureFixture[st
     assert cli_main(["generate", "--server", server.address, "--prompt", "hi", "--temperature", "-1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("drkernel: server answered INVALID_ARGUMENT: temperature")
-    assert cli_main(["generate", "--server", server.address, "--prompt", "hi", "--max-tokens", "5", "--n", "2", "--seed", "3"]) == 0
+    assert (
+        cli_main(
+            ["generate", "--server", server.address, "--prompt", "hi", "--max-tokens", "5", "--n", "2", "--seed", "3"]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.count("--- completion") == 2
 
@@ -172,13 +175,17 @@ def test_model_info_health_and_metrics(server: Served) -> None:
     greedy(server.stub)
     text = urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10).read().decode()
     for name in (
-        'drkernel_policy_requests_total{outcome="ok"}', 'drkernel_policy_tokens_total{kind="generated"}',
-        "drkernel_policy_generation_seconds_count", "drkernel_policy_queued_requests",
+        'drkernel_policy_requests_total{outcome="ok"}',
+        'drkernel_policy_tokens_total{kind="generated"}',
+        "drkernel_policy_generation_seconds_count",
+        "drkernel_policy_queued_requests",
         'drkernel_rpc_total{code="OK",method="/drkernel.v1.PolicyService/Generate"}',
     ):
         line = next(line for line in text.splitlines() if line.startswith(name))
         assert float(line.split()[-1]) >= 0
-    generated = next(l for l in text.splitlines() if l.startswith('drkernel_policy_tokens_total{kind="generated"}'))
+    generated = next(
+        line for line in text.splitlines() if line.startswith('drkernel_policy_tokens_total{kind="generated"}')
+    )
     assert float(generated.split()[-1]) >= 8
 
 
@@ -193,7 +200,9 @@ def test_update_from_a_checkpoint_directory(fresh_server: Served, other_tiny_mod
     check_against(load(other_tiny_model_dir), fresh_server.stub, version=1)
 
 
-def test_update_from_streamed_tensors(fresh_server: Served, tiny_model_dir: Path, tmp_path: Path, tokenizer: Any) -> None:
+def test_update_from_streamed_tensors(
+    fresh_server: Served, tiny_model_dir: Path, tmp_path: Path, tokenizer: Any
+) -> None:
     target = load(build_tiny_model(tmp_path / "trained", tokenizer, seed=2))
     state = target.state_dict()
     state["model.norm.weight"] = state["model.norm.weight"].to(torch.bfloat16)  # converted on arrival
@@ -215,17 +224,17 @@ def test_update_with_a_lora_adapter_then_a_checkpoint_drops_it(
     config = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"], init_lora_weights=False)
     get_peft_model(load(tiny_model_dir), config).save_pretrained(adapter_dir)
     before = greedy(fresh_server.stub)
-    response = fresh_server.stub.UpdateWeights(iter([
-        pb.UpdateWeightsRequest(header=pb.WeightsHeader(lora_adapter_dir=str(adapter_dir)))
-    ]))
+    response = fresh_server.stub.UpdateWeights(
+        iter([pb.UpdateWeightsRequest(header=pb.WeightsHeader(lora_adapter_dir=str(adapter_dir)))])
+    )
     assert response.weights_version == 1 and response.tensors_loaded == 2 * 3 * 2  # A and B, 3 modules, 2 layers
     assert fresh_server.stub.GetModelInfo(pb.GetModelInfoRequest()).lora_adapter_dir == str(adapter_dir)
     assert list(greedy(fresh_server.stub).token_ids) != list(before.token_ids)
     check_against(PeftModel.from_pretrained(load(tiny_model_dir), adapter_dir).eval(), fresh_server.stub, version=1)
 
-    fresh_server.stub.UpdateWeights(iter([
-        pb.UpdateWeightsRequest(header=pb.WeightsHeader(checkpoint_dir=str(tiny_model_dir)))
-    ]))
+    fresh_server.stub.UpdateWeights(
+        iter([pb.UpdateWeightsRequest(header=pb.WeightsHeader(checkpoint_dir=str(tiny_model_dir)))])
+    )
     assert fresh_server.stub.GetModelInfo(pb.GetModelInfoRequest()).lora_adapter_dir == ""
     restored = greedy(fresh_server.stub)
     assert list(restored.token_ids) == list(before.token_ids) and restored.weights_version == 2
@@ -244,17 +253,32 @@ def test_bad_updates_are_refused_and_change_nothing(fresh_server: Served, tiny_m
     chunk = pb.UpdateWeightsRequest(chunk=pb.TensorChunk(tensor_index=0, data=b"\0" * 8))
     refused([chunk], grpc.StatusCode.INVALID_ARGUMENT, "first UpdateWeights message must be a header")
     refused([pb.UpdateWeightsRequest(header=pb.WeightsHeader())], grpc.StatusCode.INVALID_ARGUMENT, "names no source")
-    refused([pb.UpdateWeightsRequest(header=pb.WeightsHeader(checkpoint_dir=str(tmp_path)))],
-            grpc.StatusCode.INVALID_ARGUMENT, "no *.safetensors files")
-    refused([pb.UpdateWeightsRequest(header=pb.WeightsHeader(lora_adapter_dir=str(tmp_path / "nowhere")))],
-            grpc.StatusCode.INVALID_ARGUMENT, "not a directory")
-    refused(list(tensor_update_requests({"model.no_such.weight": torch.zeros(2)})),
-            grpc.StatusCode.INVALID_ARGUMENT, "not in the model")
-    refused(list(tensor_update_requests({"model.norm.weight": torch.zeros(3)})),
-            grpc.StatusCode.INVALID_ARGUMENT, "shape [3] where the model has [64]")
+    refused(
+        [pb.UpdateWeightsRequest(header=pb.WeightsHeader(checkpoint_dir=str(tmp_path)))],
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "no *.safetensors files",
+    )
+    refused(
+        [pb.UpdateWeightsRequest(header=pb.WeightsHeader(lora_adapter_dir=str(tmp_path / "nowhere")))],
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "not a directory",
+    )
+    refused(
+        list(tensor_update_requests({"model.no_such.weight": torch.zeros(2)})),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "not in the model",
+    )
+    refused(
+        list(tensor_update_requests({"model.norm.weight": torch.zeros(3)})),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "shape [3] where the model has [64]",
+    )
     short = list(tensor_update_requests({"model.norm.weight": torch.zeros(64)}))[:-1]
     refused(short, grpc.StatusCode.INVALID_ARGUMENT, "received 0 of 256 bytes")
-    refused([pb.UpdateWeightsRequest(header=pb.WeightsHeader(weights_version=0, checkpoint_dir=str(tiny_model_dir)))],
-            grpc.StatusCode.FAILED_PRECONDITION, "not newer than the served version 0")
+    refused(
+        [pb.UpdateWeightsRequest(header=pb.WeightsHeader(weights_version=0, checkpoint_dir=str(tiny_model_dir)))],
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "not newer than the served version 0",
+    )
     after = greedy(stub)
     assert after.weights_version == 0 and list(after.token_ids) == list(before.token_ids)

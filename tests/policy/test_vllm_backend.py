@@ -13,8 +13,8 @@ import torch
 
 pytest.importorskip("vllm")
 
-from services.policy.engine import PolicyEngine, open_engine  # noqa: E402
-from services.policy.types import (  # noqa: E402
+from services.policy.engine import PolicyEngine, open_engine
+from services.policy.types import (
     ChatMessage,
     CheckpointUpdate,
     GenerationRequest,
@@ -23,7 +23,7 @@ from services.policy.types import (  # noqa: E402
 )
 
 from ..conftest import BackgroundLoop
-from .helpers import build_tiny_model, forward_logprobs  # noqa: E402
+from .helpers import build_tiny_model, forward_logprobs
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -41,14 +41,19 @@ def model_dirs(tmp_path_factory: pytest.TempPathFactory, tokenizer: Any) -> dict
 
 
 @pytest.fixture(scope="module")
-def engines(model_dirs: dict[str, Path], tiny_settings: Any, background_loop: BackgroundLoop) -> Iterator[dict[str, PolicyEngine]]:
-    from drkernel.config import VllmSettings
+def engines(
+    model_dirs: dict[str, Path], tiny_settings: Any, background_loop: BackgroundLoop
+) -> Iterator[dict[str, PolicyEngine]]:
+    from services.policy.settings import VllmSettings
 
     async def start(backend: str) -> PolicyEngine:
-        settings = tiny_settings.model_copy(update={
-            "backend": backend, "model": model_dirs["base"],
-            "vllm": VllmSettings(enable_lora=True, max_lora_rank=8, max_model_len=512),
-        })
+        settings = tiny_settings.model_copy(
+            update={
+                "backend": backend,
+                "model": model_dirs["base"],
+                "vllm": VllmSettings(enable_lora=True, max_lora_rank=8, max_model_len=512),
+            }
+        )
         return open_engine(settings)
 
     engines = {"vllm": background_loop.run(start("vllm")), "transformers": background_loop.run(start("transformers"))}
@@ -70,8 +75,11 @@ def max_gap(engine: PolicyEngine, model: Any, background_loop: BackgroundLoop, *
     for completion in result.completions:
         assert len(completion.logprobs) == len(completion.token_ids) == 10
         expected = forward_logprobs(
-            model, result.prompt_token_ids, completion.token_ids,
-            temperature=sampling.get("temperature") or 1.0, top_p=sampling.get("top_p", 1.0),
+            model,
+            result.prompt_token_ids,
+            completion.token_ids,
+            temperature=sampling.get("temperature") or 1.0,
+            top_p=sampling.get("top_p", 1.0),
         )
         gaps.append((torch.tensor(completion.logprobs) - expected).abs().max().item())
     return max(gaps)
@@ -79,8 +87,11 @@ def max_gap(engine: PolicyEngine, model: Any, background_loop: BackgroundLoop, *
 
 @pytest.mark.parametrize(("temperature", "top_p"), [(0.0, 1.0), (1.0, 1.0), (0.7, 0.9)])
 def test_vllm_logprobs_match_a_separate_forward_pass(
-    engines: dict[str, PolicyEngine], model_dirs: dict[str, Path], background_loop: BackgroundLoop,
-    temperature: float, top_p: float,
+    engines: dict[str, PolicyEngine],
+    model_dirs: dict[str, Path],
+    background_loop: BackgroundLoop,
+    temperature: float,
+    top_p: float,
 ) -> None:
     gap = max_gap(engines["vllm"], load(model_dirs["base"]), background_loop, temperature=temperature, top_p=top_p)
     print(f"vllm log-prob gap (T={temperature}, top_p={top_p}): {gap:.2e}")

@@ -12,10 +12,11 @@ from pathlib import Path
 import grpc
 import pytest
 
-from drkernel.config import ProfilerSettings, ServerSettings
+from drkernel.sections import ServerSettings
 from drkernel.serving import ServiceBinding, start_server
 from drkernel.v1 import profiler_pb2, profiler_pb2_grpc, sandbox_pb2, sandbox_pb2_grpc
 from services.profiler.server import ProfilerServicer
+from services.profiler.settings import ProfilerSettings
 from services.sandbox.tasks import builtin_task
 
 LAZY = Path(__file__).parent / "data" / "gemm_bias_relu_lazy.py"
@@ -26,7 +27,9 @@ TASK = builtin_task("l2_gemm_bias_relu")
 def profiler_stub(background_loop, sandbox) -> Iterator[profiler_pb2_grpc.ProfilerServiceStub]:
     async def start():
         channel = grpc.aio.insecure_channel(sandbox.address)
-        servicer = ProfilerServicer(sandbox_pb2_grpc.SandboxServiceStub(channel), ProfilerSettings(sandbox_address=sandbox.address), 120)
+        servicer = ProfilerServicer(
+            sandbox_pb2_grpc.SandboxServiceStub(channel), ProfilerSettings(sandbox_address=sandbox.address), 120
+        )
         binding = ServiceBinding(
             "drkernel.v1.ProfilerService",
             lambda server: profiler_pb2_grpc.add_ProfilerServiceServicer_to_server(servicer, server),
@@ -78,7 +81,9 @@ def test_bad_request_is_invalid_argument_from_the_sandbox(profiler_stub):
 def test_lazy_kernel_earns_less_reward_than_fused_at_equal_speedup(sandbox_stub):
     def evaluate(candidate: str) -> sandbox_pb2.EvaluateResponse:
         request = sandbox_pb2.EvaluateRequest(
-            reference_source=TASK.source(), candidate_source=candidate, options=sandbox_pb2.EvaluateOptions(skip_timing=True)
+            reference_source=TASK.source(),
+            candidate_source=candidate,
+            options=sandbox_pb2.EvaluateOptions(skip_timing=True),
         )
         return sandbox_stub.Evaluate(request, timeout=300)
 
@@ -92,7 +97,9 @@ def test_lazy_kernel_earns_less_reward_than_fused_at_equal_speedup(sandbox_stub)
 def test_cli_json_prints_the_profile_response():
     result = subprocess.run(
         [sys.executable, "-m", "drkernel", "profile", "--task", str(TASK.path), "--candidate", str(LAZY), "--json"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr
     response = json.loads(result.stdout)

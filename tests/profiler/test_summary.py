@@ -10,7 +10,11 @@ from services.profiler.summary import bottleneck_text, kernel_profiles, profile_
 
 
 def test_kernel_profiles_are_per_call_sorted_and_matched_exactly_by_name():
-    kernels = [KernelTime("fused_kernel", 3, 30.0), KernelTime("aten::mm", 6, 90.0), KernelTime("fused_kernel_v2", 3, 3.0)]
+    kernels = [
+        KernelTime("fused_kernel", 3, 30.0),
+        KernelTime("aten::mm", 6, 90.0),
+        KernelTime("fused_kernel_v2", 3, 3.0),
+    ]
     profiles = kernel_profiles(kernels, own={"fused_kernel"}, calls=3)
     assert [p.name for p in profiles] == ["aten::mm", "fused_kernel", "fused_kernel_v2"]
     mm, fused, similar = profiles

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from drkernel.config import Tolerance
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox import protocol
 from services.sandbox.candidate_client import CandidateClient, CandidateLost
@@ -20,6 +19,7 @@ from services.sandbox.compare import compare_outputs
 from services.sandbox.protocol import COMMAND, CompileCheck, CompileResult, Run, RunResult, TensorMeta, receive, send
 from services.sandbox.runner import RunSpec
 from services.sandbox.server import RunningSandbox
+from services.sandbox.settings import Tolerance
 from tests.sandbox.conftest import evaluate, source
 
 MiB = 2**20

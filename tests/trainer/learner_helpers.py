@@ -111,14 +111,26 @@ def _worker(model_dir: Path, lora_model_dir: Path, out: Path) -> None:
         if rank == 0:
             assert first is not None and second is not None and merged is not None
             torch.save(
-                {"first": first, "second": second, "reloaded": reloaded,
-                 "resumed_second": resumed_second, "merged": merged},
+                {
+                    "first": first,
+                    "second": second,
+                    "reloaded": reloaded,
+                    "resumed_second": resumed_second,
+                    "merged": merged,
+                },
                 out / "weights.pt",
             )
-            (out / "results.json").write_text(json.dumps({
-                "world": world, "logprobs": logprobs, "extra": extra,
-                "stats": stats.__dict__, "stats_2": stats_2.__dict__,
-            }))
+            (out / "results.json").write_text(
+                json.dumps(
+                    {
+                        "world": world,
+                        "logprobs": logprobs,
+                        "extra": extra,
+                        "stats": stats.__dict__,
+                        "stats_2": stats_2.__dict__,
+                    }
+                )
+            )
         else:
             assert first is None and merged is None
     finally:

@@ -23,8 +23,15 @@ NO_PRS = PrsSettings(enabled=False)
 
 
 def _turn(reward: float, **fields: object) -> Turn:
-    return Turn(prompt_ids=[1, 2], completion_ids=[3], sampler_logprobs=[-0.5], weights_version=0, text="",
-                reward=reward, **fields)
+    return Turn(
+        prompt_ids=[1, 2],
+        completion_ids=[3],
+        sampler_logprobs=[-0.5],
+        weights_version=0,
+        text="",
+        reward=reward,
+        **fields,
+    )
 
 
 def _trajectory(task: str, rewards: list[float], sample: int = 0, **fields: object) -> Trajectory:
@@ -71,8 +78,11 @@ def test_trloo_group_of_one_keeps_its_return_and_tasks_do_not_mix():
     # task "b" alone: rewards [0.3, 0.2] -> G = [0.5, 0.2], no baseline
     # task "a": turn 0, G = [1, 0] -> 2/1 * (1 - 0.5) = 1 and -1
     batch = [_trajectory("a", [1.0]), _trajectory("b", [0.3, 0.2]), _trajectory("a", [0.0])]
-    assert turn_advantages(batch, "trloo", 1.0) == [pytest.approx([1.0]), pytest.approx([0.5, 0.2]),
-                                                    pytest.approx([-1.0])]
+    assert turn_advantages(batch, "trloo", 1.0) == [
+        pytest.approx([1.0]),
+        pytest.approx([0.5, 0.2]),
+        pytest.approx([-1.0]),
+    ]
 
 
 def test_trloo_handles_ragged_trajectories():
@@ -208,12 +218,18 @@ def test_each_mask_switch_and_its_count():
 def test_prs_rejects_only_correct_low_coverage_turns():
     # default ramp (0.3, 0.1): coverage 0 -> p 0 (always rejected), 0.9 -> p 1 (always kept);
     # incorrect and hacked turns are always kept
-    batch = [Trajectory("a", 0, [
-        _turn(0.5, correct=True, coverage=0.0),
-        _turn(0.5, correct=True, coverage=0.9),
-        _turn(0.0, correct=False, coverage=0.0),
-        _turn(0.0, correct=True, hacked=True, coverage=0.0),
-    ])]
+    batch = [
+        Trajectory(
+            "a",
+            0,
+            [
+                _turn(0.5, correct=True, coverage=0.0),
+                _turn(0.5, correct=True, coverage=0.9),
+                _turn(0.0, correct=False, coverage=0.0),
+                _turn(0.0, correct=True, hacked=True, coverage=0.0),
+            ],
+        )
+    ]
     rows, stats = build_rows(batch, NO_MASKS, PrsSettings(), random.Random(0))
     assert [r.keep for r in rows] == [False, True, True, True]
     assert stats.prs_rejected == 1 and stats.prs_rejected_rate == pytest.approx(1 / 4)

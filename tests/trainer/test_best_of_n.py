@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
-from drkernel.config import PolicySettings, RewardSettings, ServerSettings
+from drkernel.sections import ServerSettings
 from drkernel.v1 import policy_pb2
+from services.policy.settings import PolicySettings
 from services.policy.types import ChatMessage
 from services.sandbox.client import SandboxClient
+from services.sandbox.settings import RewardSettings
 from services.sandbox.tasks import EXAMPLES_DIR, builtin_task
 from services.trainer.best_of_n import (
     JudgedSample,
@@ -37,7 +39,7 @@ from services.trainer.sft import read_sft_jsonl
 RELU = Task("l1_relu", builtin_task("l1_relu").source())
 GELU = Task("l1_gelu", builtin_task("l1_gelu").source())
 
-SHORT_RELU = '''import torch
+SHORT_RELU = """import torch
 import triton
 import triton.language as tl
 
@@ -55,26 +57,40 @@ class ModelNew(torch.nn.Module):
         out = torch.empty_like(x)
         relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
         return out
-'''
+"""
 COPY = SHORT_RELU.replace("tl.where(x < 0, 0.0, x)", "x")  # forgets the ReLU: incorrect
 TORCH_ONLY = (EXAMPLES_DIR / "relu_torch_only.py").read_text()  # no kernel: a hack
 
 
-def sample(task: str, index: int, reward: float, correct: bool = True, code: str = "",
-           hacked: bool = False) -> JudgedSample:
+def sample(
+    task: str, index: int, reward: float, correct: bool = True, code: str = "", hacked: bool = False
+) -> JudgedSample:
     """A judged sample; its module is unique to it unless ``code`` is given."""
     return JudgedSample(
-        task=Task(task, f"# {task}"), index=index, text="...", code=code or f"# {task} {index}",
-        reward=reward, verdict="CORRECT" if correct else ("HACKED" if hacked else "INCORRECT"), correct=correct,
-        hacked=hacked, speedup=0.0, completion_tokens=10,
+        task=Task(task, f"# {task}"),
+        index=index,
+        text="...",
+        code=code or f"# {task} {index}",
+        reward=reward,
+        verdict="CORRECT" if correct else ("HACKED" if hacked else "INCORRECT"),
+        correct=correct,
+        hacked=hacked,
+        speedup=0.0,
+        completion_tokens=10,
     )
 
 
 def test_selection_keeps_the_best_correct_distinct_samples_per_task() -> None:
     samples = [
-        sample("a", 0, 0.6), sample("a", 1, 0.0, correct=False), sample("a", 2, 0.9), sample("a", 3, 0.9),
-        sample("a", 4, 0.7), sample("a", 5, 1.2, correct=False, hacked=True), sample("a", 6, 0.8, code="# a 2"),
-        sample("b", 0, 0.0, correct=False), replace(sample("b", 1, 0.0, correct=False), code=None),
+        sample("a", 0, 0.6),
+        sample("a", 1, 0.0, correct=False),
+        sample("a", 2, 0.9),
+        sample("a", 3, 0.9),
+        sample("a", 4, 0.7),
+        sample("a", 5, 1.2, correct=False, hacked=True),
+        sample("a", 6, 0.8, code="# a 2"),
+        sample("b", 0, 0.0, correct=False),
+        replace(sample("b", 1, 0.0, correct=False), code=None),
         sample("c", 0, 0.5),
     ]
     kept = select_best(samples, keep=3)
@@ -82,8 +98,11 @@ def test_selection_keeps_the_best_correct_distinct_samples_per_task() -> None:
     assert [(s.task.name, s.index) for s in kept] == [("a", 2), ("a", 3), ("a", 4), ("c", 0)]
     assert [(s.task.name, s.index) for s in select_best(samples, keep=1)] == [("a", 2), ("c", 0)]
     report = summarize(samples, SamplingSettings())
-    assert [(t.task, t.samples, t.correct, t.hacked) for t in report.tasks] == [("a", 7, 5, 1), ("b", 2, 0, 0),
-                                                                                ("c", 1, 1, 0)]
+    assert [(t.task, t.samples, t.correct, t.hacked) for t in report.tasks] == [
+        ("a", 7, 5, 1),
+        ("b", 2, 0, 0),
+        ("c", 1, 1, 0),
+    ]
     assert report.tasks[0].verdicts == {"CORRECT": 5, "INCORRECT": 1, "HACKED": 1}
     assert report.tasks[0].mean_reward == pytest.approx((0.6 + 0.9 + 0.9 + 0.7 + 1.2 + 0.8) / 7)
     assert report.correct_rate == pytest.approx(6 / 10) and report.hacked_rate == pytest.approx(0.1)
@@ -114,13 +133,16 @@ class CannedPolicy:
         self.texts = texts
         self.requests: list[tuple[tuple[ChatMessage, ...], policy_pb2.SamplingParams]] = []
 
-    async def generate(self, messages: Sequence[ChatMessage], sampling: policy_pb2.SamplingParams,
-                       request_id: str = "") -> policy_pb2.GenerateResponse:
+    async def generate(
+        self, messages: Sequence[ChatMessage], sampling: policy_pb2.SamplingParams, request_id: str = ""
+    ) -> policy_pb2.GenerateResponse:
         self.requests.append((tuple(messages), sampling))
-        return policy_pb2.GenerateResponse(completions=[
-            policy_pb2.Completion(index=i, text=text, token_ids=[7] * (i + 1))
-            for i, text in enumerate(self.texts[: sampling.n])
-        ])
+        return policy_pb2.GenerateResponse(
+            completions=[
+                policy_pb2.Completion(index=i, text=text, token_ids=[7] * (i + 1))
+                for i, text in enumerate(self.texts[: sampling.n])
+            ]
+        )
 
 
 def answer(code: str) -> str:
@@ -135,7 +157,9 @@ def test_the_sandbox_decides_what_is_kept(sandbox: Any, background_loop: Any) ->
     async def run() -> list[JudgedSample]:
         client = SandboxClient(sandbox.address, concurrency=4)
         try:
-            return await sample_judged([RELU], policy, sandbox_environment(client, settings, RewardSettings()), settings)
+            return await sample_judged(
+                [RELU], policy, sandbox_environment(client, settings, RewardSettings()), settings
+            )
         finally:
             await client.close()
 
@@ -150,13 +174,20 @@ def test_the_sandbox_decides_what_is_kept(sandbox: Any, background_loop: Any) ->
 
 
 @pytest.fixture(scope="module")
-def policy_server(tiny_policy_dir: Path, background_loop: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def policy_server(
+    tiny_policy_dir: Path, background_loop: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     from services.policy.server import start_policy
 
     settings = PolicySettings(
         server=ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
-        backend="transformers", model=tiny_policy_dir, device="cpu", dtype="float32", max_n=4,
-        max_batch_size=4, cache_dir=tmp_path_factory.mktemp("policy-cache"),
+        backend="transformers",
+        model=tiny_policy_dir,
+        device="cpu",
+        dtype="float32",
+        max_n=4,
+        max_batch_size=4,
+        cache_dir=tmp_path_factory.mktemp("policy-cache"),
     )
     running = background_loop.run(start_policy(settings))
     yield running.address
@@ -181,10 +212,15 @@ def test_best_of_n_and_evaluation_against_a_policy_server(
     )
     assert again.evaluation == result.evaluation  # seeded: the same samples
 
-    greedy = background_loop.run(evaluate_policy(
-        [RELU], policy_server, sandbox.address, SamplingSettings(samples=1, temperature=0.0, max_tokens=12),
-        progress=False,
-    ))
+    greedy = background_loop.run(
+        evaluate_policy(
+            [RELU],
+            policy_server,
+            sandbox.address,
+            SamplingSettings(samples=1, temperature=0.0, max_tokens=12),
+            progress=False,
+        )
+    )
     assert (greedy.samples, greedy.correct_rate, greedy.solved_rate) == (1, 0.0, 0.0)
     assert greedy.tasks[0].task == "l1_relu"
 
@@ -194,6 +230,8 @@ def test_kept_samples_are_written_as_sft_data_best_first(tmp_path: Path) -> None
     assert write_selected(tmp_path / "k.jsonl", kept) == 3
     rows = [json.loads(line) for line in (tmp_path / "k.jsonl").read_text().splitlines()]
     assert [(r["task"], r["reference"], r["solution"], r["reward"]) for r in rows] == [
-        ("a", "# a", "B", 0.9), ("a", "# a", "A", 0.5), ("b", "# b", "# b 0", 0.2),
+        ("a", "# a", "B", 0.9),
+        ("a", "# a", "A", 0.5),
+        ("b", "# b", "# b 0", 0.2),
     ]
     assert [e.solution for e in read_sft_jsonl(tmp_path / "k.jsonl")] == ["B", "A", "# b 0"]

@@ -69,7 +69,7 @@ def test_resume_restores_weights_optimizer_rng_and_the_next_update(model_dir: Pa
 def _fake_checkpoint(root: Path, step: int) -> Path:
     directory = root / f"step_{step}"
     directory.mkdir(parents=True)
-    (directory / "extra.json").write_text('{"step": %d}' % step)
+    (directory / "extra.json").write_text(f'{{"step": {step}}}')
     return directory
 
 

@@ -24,8 +24,10 @@ def test_level2_probability(acc_l1, expected):
 
 
 def test_task_levels():
-    assert [task_level(n) for n in ("l1_relu", "level1/19_ReLU", "l2_gemm", "level2/1_Conv", "level3/1_MLP",
-                                    "relu_l1_", "l12_x")] == [1, 1, 2, 2, None, None, None]
+    assert [
+        task_level(n)
+        for n in ("l1_relu", "level1/19_ReLU", "l2_gemm", "level2/1_Conv", "level3/1_MLP", "relu_l1_", "l12_x")
+    ] == [1, 1, 2, 2, None, None, None]
 
 
 def test_epochs_visit_every_task_once_in_a_seeded_order():
@@ -106,7 +108,7 @@ def test_a_missing_level_falls_back_to_the_other():
 
 def test_invalid_arguments():
     with pytest.raises(ValueError, match="level3/1_MLP"):
-        TaskSampler(L1 + ["level3/1_MLP"], seed=0, curriculum=ON, tasks_per_step=1)
+        TaskSampler([*L1, "level3/1_MLP"], seed=0, curriculum=ON, tasks_per_step=1)
     TaskSampler(["level3/1_MLP"], seed=0, curriculum=OFF, tasks_per_step=1)  # no levels needed without it
     with pytest.raises(ValueError, match="no tasks"):
         TaskSampler([], seed=0, curriculum=OFF, tasks_per_step=1)

@@ -16,9 +16,35 @@ from services.trainer.families import FamilyTask, check_table, family_sample, fa
 
 # Families the templates must produce (the brief's list); the generator may add more.
 EXPECTED_FAMILIES = {
-    "relu", "leaky_relu", "sigmoid", "tanh", "silu", "gelu_tanh", "abs", "square", "clamp", "exp", "softplus",
-    "add_row", "add_col", "mul_row", "mul_col", "sub_row", "sub_col", "maximum_row", "maximum_col", "scale_shift",
-    "sum", "mean", "max", "min", "softmax", "log_softmax", "rmsnorm", "rmsnorm_affine", "layernorm",
+    "relu",
+    "leaky_relu",
+    "sigmoid",
+    "tanh",
+    "silu",
+    "gelu_tanh",
+    "abs",
+    "square",
+    "clamp",
+    "exp",
+    "softplus",
+    "add_row",
+    "add_col",
+    "mul_row",
+    "mul_col",
+    "sub_row",
+    "sub_col",
+    "maximum_row",
+    "maximum_col",
+    "scale_shift",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "softmax",
+    "log_softmax",
+    "rmsnorm",
+    "rmsnorm_affine",
+    "layernorm",
     "layernorm_affine",
 }
 
@@ -30,7 +56,7 @@ def test_enough_unique_well_formed_tasks() -> None:
     names = [t.name for t in tasks]
     assert len(set(names)) == len(names)
     assert not set(names) & {t.name for t in builtin_tasks()}
-    assert EXPECTED_FAMILIES <= {t.family for t in tasks}
+    assert {t.family for t in tasks} >= EXPECTED_FAMILIES
     for task in tasks:
         assert re.fullmatch(rf"fam_{task.family}(_[0-9a-z]+)*_\d+(x\d+)+", task.name), task.name
         parsed = parse_task(task.reference)
@@ -101,8 +127,11 @@ def test_the_second_half_of_the_sample_is_judged_correct(sandbox: Any, backgroun
 
 
 def assert_correct(tasks: list[FamilyTask], responses: dict[str, pb.EvaluateResponse]) -> None:
-    wrong = {t.name: responses[t.name].error or responses[t.name].feedback
-             for t in tasks if responses[t.name].verdict != pb.VERDICT_CORRECT}
+    wrong = {
+        t.name: responses[t.name].error or responses[t.name].feedback
+        for t in tasks
+        if responses[t.name].verdict != pb.VERDICT_CORRECT
+    }
     assert not wrong
     for task in tasks:
         assert sum(c.passed for c in responses[task.name].checks) == 6, task.name

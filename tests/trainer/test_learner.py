@@ -161,8 +161,9 @@ def test_reference_logprobs_stay_those_of_the_initial_weights(model_dir: Path, l
     initial = learner.logprobs(rows)
     first = learner.update(rows, initial, learner.reference_logprobs(rows))
     assert first.kl == pytest.approx(0.0, abs=1e-7)  # policy == reference before any step
+
     def gap(a: list[list[float]], b: list[list[float]]) -> float:
-        return max(abs(x - y) for u, v in zip(a, b) for x, y in zip(u, v))
+        return max(abs(x - y) for u, v in zip(a, b, strict=True) for x, y in zip(u, v, strict=True))
 
     moved = learner.logprobs(rows)
     assert gap(moved, initial) > 1e-3

@@ -48,22 +48,30 @@ def aligned_tokens(model_dir: Path) -> list[int]:
 
 
 def config(model_dir: Path, lr: float, sync: str = "shared_path") -> RunConfig:
-    return RunConfig.model_validate({
-        "name": "learning-test",
-        "seed": 0,
-        "steps": STEPS,
-        "model": str(model_dir),
-        "tasks": {"train": ["l1_relu", "l1_gelu"]},
-        "environment": {"kind": "token_target", "target_token_ids": aligned_tokens(model_dir)},
-        "rollout": {"tasks_per_step": 2, "samples_per_task": 6, "turns": 2, "max_tokens": 8,
-                    "history_turns": 1, "device": "cpu"},
-        "prs": {"enabled": False},  # PRS weighs kernel coverage; this reward has none
-        # unscaled loss: the recipe's 1/1000 puts a tiny model's gradients near AdamW's epsilon
-        "loss": {"scale": 1.0},
-        "optim": {"lr": lr, "micro_batch_rows": 8},
-        "sync": {"mode": sync},
-        "checkpoint": {"every_steps": STEPS, "export_hf": False},
-    })
+    return RunConfig.model_validate(
+        {
+            "name": "learning-test",
+            "seed": 0,
+            "steps": STEPS,
+            "model": str(model_dir),
+            "tasks": {"train": ["l1_relu", "l1_gelu"]},
+            "environment": {"kind": "token_target", "target_token_ids": aligned_tokens(model_dir)},
+            "rollout": {
+                "tasks_per_step": 2,
+                "samples_per_task": 6,
+                "turns": 2,
+                "max_tokens": 8,
+                "history_turns": 1,
+                "device": "cpu",
+            },
+            "prs": {"enabled": False},  # PRS weighs kernel coverage; this reward has none
+            # unscaled loss: the recipe's 1/1000 puts a tiny model's gradients near AdamW's epsilon
+            "loss": {"scale": 1.0},
+            "optim": {"lr": lr, "micro_batch_rows": 8},
+            "sync": {"mode": sync},
+            "checkpoint": {"every_steps": STEPS, "export_hf": False},
+        }
+    )
 
 
 def metrics(out: Path) -> list[dict[str, Any]]:

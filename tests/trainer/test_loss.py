@@ -66,8 +66,9 @@ def test_micro_batches_sum_to_the_whole_batch():
     advantages, mask = torch.randn(6), (torch.rand(6, 5) > 0.3).float()
     whole = ppo_loss(logprobs, old, advantages, mask, LossSettings(), global_rows=6).loss
     parts = sum(
-        ppo_loss(logprobs[i : i + 2], old[i : i + 2], advantages[i : i + 2], mask[i : i + 2],
-                 LossSettings(), global_rows=6).loss
+        ppo_loss(
+            logprobs[i : i + 2], old[i : i + 2], advantages[i : i + 2], mask[i : i + 2], LossSettings(), global_rows=6
+        ).loss
         for i in range(0, 6, 2)
     )
     assert parts.item() == pytest.approx(whole.item(), rel=1e-6)

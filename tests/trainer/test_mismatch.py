@@ -14,9 +14,15 @@ SAMPLER = -1.0  # every sampler log-prob; the learner's is SAMPLER + the wanted 
 
 
 def _row(trajectory: int, turn: int, log_ratios: list[float]) -> tuple[TrainingRow, list[float]]:
-    row = TrainingRow(prompt_ids=[0], completion_ids=list(range(len(log_ratios))),
-                      sampler_logprobs=[SAMPLER] * len(log_ratios), advantage=1.0, keep=True,
-                      trajectory=trajectory, turn=turn)
+    row = TrainingRow(
+        prompt_ids=[0],
+        completion_ids=list(range(len(log_ratios))),
+        sampler_logprobs=[SAMPLER] * len(log_ratios),
+        advantage=1.0,
+        keep=True,
+        trajectory=trajectory,
+        turn=turn,
+    )
     return row, [SAMPLER + r for r in log_ratios]
 
 
@@ -33,11 +39,15 @@ def _step() -> tuple[list[TrainingRow], list[list[float]]]:
     trajectory 2: turn 0 [-10, 0], turn 1 [+10] -> mean 0, w = 1, kept; but exp(-10) = 4.5e-5 < 1e-4
         vetoes turn 0 only
     """
-    return _split([
-        _row(0, 0, [0.004]), _row(0, 1, [-0.001] * 4),
-        _row(1, 0, [0.002, 0.002]),
-        _row(2, 0, [-10.0, 0.0]), _row(2, 1, [10.0]),
-    ])
+    return _split(
+        [
+            _row(0, 0, [0.004]),
+            _row(0, 1, [-0.001] * 4),
+            _row(1, 0, [0.002, 0.002]),
+            _row(2, 0, [-10.0, 0.0]),
+            _row(2, 1, [10.0]),
+        ]
+    )
 
 
 def test_trajectory_window_and_per_row_veto():
@@ -103,9 +113,9 @@ def test_lengths_are_validated():
     with pytest.raises(ValueError, match="4 rows, expected 5"):
         mrs_decisions(rows, learner[:4], MrsSettings())
     learner[1] = learner[1][:3]
-    with pytest.raises(ValueError, match="row 1 .*4 completion tokens, 4 sampler and 3 learner"):
+    with pytest.raises(ValueError, match=r"row 1 .*4 completion tokens, 4 sampler and 3 learner"):
         mrs_decisions(rows, learner, MrsSettings())
     rows, learner = _step()
     rows[0].sampler_logprobs.append(-1.0)
-    with pytest.raises(ValueError, match="row 0 .*1 completion tokens, 2 sampler and 1 learner"):
+    with pytest.raises(ValueError, match=r"row 0 .*1 completion tokens, 2 sampler and 1 learner"):
         mrs_decisions(rows, learner, MrsSettings())

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from services.trainer.rejection import prs_keep, prs_keep_flags, prs_keep_probability
-from services.trainer.run_config import PrsSettings
 from services.trainer.rows import Trajectory, Turn
+from services.trainer.run_config import PrsSettings
 
 
 @pytest.mark.parametrize(

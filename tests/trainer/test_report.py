@@ -68,8 +68,9 @@ def test_report_of_a_run_being_written(tmp_path: Path) -> None:
     written = write_report(run)
 
     names = sorted(p.name for p in written)
-    assert names == sorted(["reward.png", "correctness.png", "rejection.png", "logprob_mismatch.png",
-                            "step_time.png", "summary.txt"])
+    assert names == sorted(
+        ["reward.png", "correctness.png", "rejection.png", "logprob_mismatch.png", "step_time.png", "summary.txt"]
+    )
     for path in written:
         assert path.parent == run / "report"
         if path.suffix == ".png":

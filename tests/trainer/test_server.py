@@ -22,12 +22,13 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from drkernel.channels import insecure_channel
-from drkernel.config import ServerSettings, TrainerSettings
+from drkernel.sections import ServerSettings
 from drkernel.v1 import trainer_pb2 as pb
 from drkernel.v1 import trainer_pb2_grpc
 from services.trainer.runs import LOCK_FILE, STATE_FILE, RunManager
 from services.trainer.server import RunningTrainer, start_trainer
 from services.trainer.servicer import SERVICE_NAME
+from services.trainer.settings import TrainerSettings
 
 from ..conftest import BackgroundLoop
 
@@ -38,7 +39,10 @@ TIMEOUT = 15  # seconds for any one call; far above what each needs
 def trainer_settings(runs_dir: Path, **overrides: Any) -> TrainerSettings:
     base = TrainerSettings(
         server=ServerSettings(host="127.0.0.1", port=0, metrics_port=0),
-        runs_dir=runs_dir, train_args=(str(FAKE_JOB),), poll_seconds=0.05, stop_grace_seconds=3,
+        runs_dir=runs_dir,
+        train_args=(str(FAKE_JOB),),
+        poll_seconds=0.05,
+        stop_grace_seconds=3,
     )
     return base.model_copy(update=overrides)
 
@@ -101,8 +105,14 @@ def server(background_loop: BackgroundLoop, runs_dir: Path) -> Iterator[Served]:
 @pytest.mark.parametrize(
     ("request_", "message"),
     [
-        (pb.StartRunRequest(config_yaml="rollout:\n  turns: 0\n"), "config_yaml: rollout.turns: Input should be greater than or equal to 1"),
-        (pb.StartRunRequest(config_yaml="rollout:\n  turnz: 2\n"), "config_yaml: rollout.turnz: Extra inputs are not permitted"),
+        (
+            pb.StartRunRequest(config_yaml="rollout:\n  turns: 0\n"),
+            "config_yaml: rollout.turns: Input should be greater than or equal to 1",
+        ),
+        (
+            pb.StartRunRequest(config_yaml="rollout:\n  turnz: 2\n"),
+            "config_yaml: rollout.turnz: Extra inputs are not permitted",
+        ),
         (pb.StartRunRequest(config_yaml="steps: [1\n"), "config_yaml: not valid YAML"),
         (pb.StartRunRequest(config_yaml="- a\n"), "config_yaml: expected a mapping at the top level"),
         (pb.StartRunRequest(), "config_yaml is empty"),
@@ -142,7 +152,12 @@ def test_a_run_to_its_end_streams_every_step_and_keeps_checkpoints(server: Serve
     assert [m.step for m in steps] == [1, 2, 3]
     last = steps[-1]
     assert (last.reward_mean, last.correct_rate, last.weights_version, last.seconds_step) == (0.3, 0.5, 3, 4.0)
-    assert (last.mrs_rejected_rate, last.prs_rejected_rate, last.veto_rate, last.logprob_mismatch) == (0.02, 0.03, 0.04, 0.001)
+    assert (last.mrs_rejected_rate, last.prs_rejected_rate, last.veto_rate, last.logprob_mismatch) == (
+        0.02,
+        0.03,
+        0.04,
+        0.001,
+    )
     assert (last.seconds_generating, last.seconds_evaluating, last.seconds_logprobs) == (1.0, 2.0, 0.5)
     assert (last.seconds_updating, last.seconds_syncing) == (0.25, 0.125)
     assert dict(last.extra) == {"reward_turn_1": 0.15}  # strings and booleans are dropped
@@ -218,7 +233,9 @@ def test_a_second_run_beyond_the_limit_is_refused_without_retry(server: Served) 
         assert counted(before + 1) == before + 1
         # A client that retries busy answers (drkernel.channels) takes -1 as "do not retry".
         with insecure_channel(server.running.address, SERVICE_NAME) as retrying, pytest.raises(grpc.RpcError):
-            trainer_pb2_grpc.TrainerServiceStub(retrying).StartRun(pb.StartRunRequest(config_yaml="name: x\n"), timeout=TIMEOUT)
+            trainer_pb2_grpc.TrainerServiceStub(retrying).StartRun(
+                pb.StartRunRequest(config_yaml="name: x\n"), timeout=TIMEOUT
+            )
         assert counted(before + 2) == before + 2
     finally:
         assert server.stop("occupying").state == pb.RUN_STATE_STOPPED
@@ -285,8 +302,9 @@ def test_a_restarted_server_takes_in_the_runs_it_finds(background_loop: Backgrou
         served.watch("done")
     orphan = tmp_path / "orphan"  # running when its server went away
     orphan.mkdir()
-    (orphan / STATE_FILE).write_text(json.dumps({"name": "orphan", "state": "running", "steps_total": 5,
-                                                 "started": "2025-01-01T00:00:00+00:00"}))
+    (orphan / STATE_FILE).write_text(
+        json.dumps({"name": "orphan", "state": "running", "steps_total": 5, "started": "2025-01-01T00:00:00+00:00"})
+    )
     (orphan / "metrics.jsonl").write_text('{"step": 1, "reward_mean": 0.5}\n{"step": 2, "rew')
     survivor = tmp_path / "survivor"  # its process outlived its server and still runs
     shutil.copytree(tmp_path / "done", survivor)
@@ -342,12 +360,25 @@ def processes_mentioning(text: str) -> list[int]:
 def test_several_processes_per_run_go_through_torchrun(tmp_path: Path) -> None:
     manager = RunManager(trainer_settings(tmp_path, nproc_per_node=4, python=Path("/opt/py/bin/python")))
     assert manager.command(["--resume", "/runs/x"]) == [
-        "/opt/py/bin/python", "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=4",
-        str(FAKE_JOB), "--resume", "/runs/x",
+        "/opt/py/bin/python",
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node=4",
+        str(FAKE_JOB),
+        "--resume",
+        "/runs/x",
     ]
     plain = RunManager(trainer_settings(tmp_path, train_args=("-m", "drkernel", "train")))
     assert plain.command(["--config", "c.yaml", "--out", "o"]) == [
-        sys.executable, "-m", "drkernel", "train", "--config", "c.yaml", "--out", "o",
+        sys.executable,
+        "-m",
+        "drkernel",
+        "train",
+        "--config",
+        "c.yaml",
+        "--out",
+        "o",
     ]
 
 
@@ -358,10 +389,14 @@ def test_the_real_training_job_runs_through_the_service(
     """StartRun launches `drkernel train` itself (tiny random policy, token-target reward);
     WatchRun streams its steps and ListCheckpoints finds its checkpoint and HF export."""
     settings = TrainerSettings(
-        server=ServerSettings(host="127.0.0.1", port=0, metrics_port=0), runs_dir=tmp_path, poll_seconds=0.1,
+        server=ServerSettings(host="127.0.0.1", port=0, metrics_port=0),
+        runs_dir=tmp_path,
+        poll_seconds=0.1,
     )
     config = {
-        "name": "real", "steps": 2, "model": str(tiny_policy_dir),
+        "name": "real",
+        "steps": 2,
+        "model": str(tiny_policy_dir),
         "tasks": {"train": ["l1_relu"]},
         "environment": {"kind": "token_target", "target_token_ids": list(range(0, 49152, 2))},
         "rollout": {"tasks_per_step": 1, "samples_per_task": 4, "turns": 2, "max_tokens": 4, "device": "cpu"},

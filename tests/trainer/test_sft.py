@@ -29,19 +29,19 @@ from services.trainer.sft import (
     render_example,
     run_sft,
     solution_examples,
-    write_solution_data,
     write_sft_jsonl,
+    write_solution_data,
 )
 
-REFERENCE = '''import torch
+REFERENCE = """import torch
 import torch.nn as nn
 
 
 class Model(nn.Module):
     def forward(self, x):
         return {expression}
-'''
-SOLUTION = '''import torch
+"""
+SOLUTION = """import torch
 import triton
 import triton.language as tl
 
@@ -54,7 +54,7 @@ def {name}_kernel(x_ptr, n, BLOCK: tl.constexpr):
 
 class ModelNew(torch.nn.Module):
     pass
-'''
+"""
 # Short examples keep the vocabulary projection (49k tokens) cheap on a CPU.
 EXAMPLES = [
     SftExample(name, REFERENCE.format(expression=expression), SOLUTION.format(name=name, value=value))
@@ -84,8 +84,12 @@ def test_jsonl_round_trip_and_bad_lines(tmp_path: Path) -> None:
     path = tmp_path / "data.jsonl"
     rows = [EXAMPLES[0], SftExample("t", "ref", "sol", reward=0.85)]
     assert write_sft_jsonl(path, rows) == 2
-    assert json.loads(path.read_text().splitlines()[1]) == {"task": "t", "reference": "ref", "solution": "sol",
-                                                            "reward": 0.85}
+    assert json.loads(path.read_text().splitlines()[1]) == {
+        "task": "t",
+        "reference": "ref",
+        "solution": "sol",
+        "reward": 0.85,
+    }
     assert read_sft_jsonl(path) == rows
     path.write_text(path.read_text() + '{"task": "t", "reference": "r"}\n')
     with pytest.raises(InvalidArgument, match=r"data.jsonl:3: expected an object"):

@@ -45,13 +45,31 @@ def checkpoint(out: Path, step: int) -> None:
 
 
 def metrics_line(step: int) -> str:
-    return json.dumps({
-        "step": step, "reward_mean": step / 10, "correct_rate": 0.5, "hacked_rate": 0.01,
-        "mrs_rejected_rate": 0.02, "prs_rejected_rate": 0.03, "veto_rate": 0.04, "logprob_mismatch": 0.001,
-        "weights_version": step, "seconds_generating": 1.0, "seconds_evaluating": 2.0, "seconds_logprobs": 0.5,
-        "seconds_updating": 0.25, "seconds_syncing": 0.125, "seconds_step": 4.0,
-        "reward_turn_1": step / 20, "note": "not a number", "converged": False,
-    }) + "\n"
+    return (
+        json.dumps(
+            {
+                "step": step,
+                "reward_mean": step / 10,
+                "correct_rate": 0.5,
+                "hacked_rate": 0.01,
+                "mrs_rejected_rate": 0.02,
+                "prs_rejected_rate": 0.03,
+                "veto_rate": 0.04,
+                "logprob_mismatch": 0.001,
+                "weights_version": step,
+                "seconds_generating": 1.0,
+                "seconds_evaluating": 2.0,
+                "seconds_logprobs": 0.5,
+                "seconds_updating": 0.25,
+                "seconds_syncing": 0.125,
+                "seconds_step": 4.0,
+                "reward_turn_1": step / 20,
+                "note": "not a number",
+                "converged": False,
+            }
+        )
+        + "\n"
+    )
 
 
 def main() -> int:
@@ -70,7 +88,11 @@ def main() -> int:
     if lead:
         (out / "config.yaml").write_text(yaml.safe_dump(config))
     name, steps = config.get("name", "run"), config.get("steps", 100)
-    done = max((int(p.name.removeprefix("step_")) for p in (out / "checkpoints").glob("step_*")), default=0) if args.resume else 0
+    done = (
+        max((int(p.name.removeprefix("step_")) for p in (out / "checkpoints").glob("step_*")), default=0)
+        if args.resume
+        else 0
+    )
 
     stop = []
     if name == "stubborn":
