@@ -3,7 +3,7 @@
     python benchmarks/cuda_graph_nesting_probe.py [--calls 8] [--shape 16,4096] [FILE ...]
 
 For launch-bound models the timing stage captures several forward calls as one CUDA graph
-(``services.sandbox.timing.GraphedCalls``) and replays it with fresh inputs copied into its
+(``services.sandbox.shared.clock.GraphedCalls``) and replays it with fresh inputs copied into its
 static inputs. A candidate whose forward replays a graph of its own (``graph.replay()``) is
 then captured while it launches a graph. This probe does exactly that, outside the sandbox, for
 each FILE (default: ``tests/sandbox/legit/cuda_graph_inside.py`` and
@@ -43,7 +43,7 @@ def probe(path: Path, case: str, calls: int, shape: tuple[int, ...]) -> dict[str
     import torch
 
     sys.path.insert(0, str(ROOT))
-    from services.sandbox.timing import GraphedCalls
+    from services.sandbox.shared.clock import GraphedCalls
 
     spec = importlib.util.spec_from_file_location("candidate", path)
     assert spec is not None and spec.loader is not None

@@ -15,7 +15,7 @@ reports (each candidate's first result wins) with ``--merge A.json B.json ...``;
 ones can go last), under one drkernel profile where ``#strict`` or ``#kernelbench`` is named.
 
 CPU check of the corpus (drkernel only, every task shrunk to interpreter-friendly sizes with
-``services.sandbox.task_source.with_constants``; KernelBench's harness needs CUDA and is not run):
+``services.sandbox.shared.task_source.with_constants``; KernelBench's harness needs CUDA and is not run):
 
     python benchmarks/kernelbench_parity.py --kernelbench .kb --out OUT --device cpu --shrink
 
@@ -78,7 +78,7 @@ sys.path.insert(0, str(ROOT))
 from drkernel.v1 import common_pb2  # noqa: E402
 from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
 from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
-from services.sandbox.task_source import with_constants  # noqa: E402
+from services.sandbox.shared.task_source import with_constants  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "kernelbench"
 SOLUTIONS = CORPUS / "solutions"

@@ -32,7 +32,7 @@ from drkernel.logs import configure_logging  # noqa: E402
 from drkernel.v1 import common_pb2  # noqa: E402
 from drkernel.v1 import sandbox_pb2 as pb  # noqa: E402
 from drkernel.v1 import sandbox_pb2_grpc  # noqa: E402
-from services.sandbox.task_source import with_constants  # noqa: E402
+from services.sandbox.shared.task_source import with_constants  # noqa: E402
 from services.sandbox.tasks import builtin_task  # noqa: E402
 
 LAZY = ROOT / "tests" / "profiler" / "data" / "gemm_bias_relu_lazy.py"

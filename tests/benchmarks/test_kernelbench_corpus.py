@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import kernelbench_parity as parity
-from services.sandbox.task_source import defines_model_new
+from services.sandbox.shared.task_source import defines_model_new
 
 CORPUS_FILES = sorted(parity.SOLUTIONS.glob("level*/*.py")) + sorted(parity.FLAWED.glob("level*/*.py"))
 

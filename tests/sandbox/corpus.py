@@ -30,7 +30,7 @@ import grpc
 from drkernel.config import IsolationSettings
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
-from services.sandbox.isolation import Launcher
+from services.sandbox.server.isolation import Launcher
 from services.sandbox.tasks import builtin_task
 
 _KEYS = ("task", "expect", "reason", "error", "timing", "gap", "source", "baseline", "needs")

@@ -7,7 +7,7 @@ import math
 import torch
 
 from drkernel.config import Tolerance
-from services.sandbox.compare import compare_outputs
+from services.sandbox.judge.compare import compare_outputs
 
 FP32 = Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=1.5e-3)
 

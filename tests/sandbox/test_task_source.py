@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from drkernel.errors import InvalidArgument
-from services.sandbox.task_source import (
+from services.sandbox.shared.task_source import (
     defines_model_new,
     parse_task,
     resized_plans,

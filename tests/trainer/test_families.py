@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.task_source import defines_model_new, parse_task
+from services.sandbox.shared.task_source import defines_model_new, parse_task
 from services.sandbox.tasks import builtin_tasks
 from services.trainer.families import FamilyTask, check_table, family_sample, family_tasks, judge_tasks, main
 

@@ -24,10 +24,10 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from triton.runtime.jit import JITFunction
 
-from services.sandbox import libdevice_numpy
-from services.sandbox.launches import CompileRequest
-from services.sandbox.libdevice_numpy import CUDA_MODULE, STUB_MODULE
-from services.sandbox.protocol import KernelCompile
+from services.sandbox.candidate import libdevice_numpy
+from services.sandbox.candidate.launches import CompileRequest
+from services.sandbox.candidate.libdevice_numpy import CUDA_MODULE, STUB_MODULE
+from services.sandbox.wire.judge_candidate import KernelCompile
 
 TARGET = GPUTarget("cuda", 90, 32)
 

@@ -28,11 +28,12 @@ from drkernel.errors import InvalidArgument, ResourceExhausted
 from drkernel.logs import get_logger
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.feedback import feedback_text
-from services.sandbox.isolation import Launcher, ProcessSpec
-from services.sandbox.kernel_cache import KernelCache
-from services.sandbox.protocol import JUDGE_REPLY, Job, JobDone, JudgeReady, ProtocolError, Shutdown, receive, send
-from services.sandbox.reward import compute_reward
+from services.sandbox.server.isolation import Launcher, ProcessSpec
+from services.sandbox.server.kernel_cache import KernelCache
+from services.sandbox.shared.feedback import feedback_text
+from services.sandbox.shared.reward import compute_reward
+from services.sandbox.wire.framing import ProtocolError, Shutdown, receive, send
+from services.sandbox.wire.server_judge import JUDGE_REPLY, Job, JobDone, JudgeReady
 
 log = get_logger(__name__)
 
@@ -229,7 +230,7 @@ class Worker:
                 args += ("--run-cpus", ",".join(map(str, cpus)))
                 cpus = self._cores.warming
         return await self._spawn(
-            "services.sandbox.harness", args, scratch, self._candidate_uid,
+            "services.sandbox.candidate", args, scratch, self._candidate_uid,
             memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes), cpus=cpus,
         )
 

@@ -16,11 +16,12 @@ from typing import Any
 
 import torch
 
-from services.profiler.collect import KernelTime, profile_calls
-from services.sandbox.runner import ModelRunner, RunSpec, flatten_outputs, load_module
-from services.sandbox.task_source import TaskSource, with_constants
-from services.sandbox.tensor_bits import Snapshot
-from services.sandbox.timing import Clock, GraphedCalls, TrialTiming
+from services.profiler import KernelTime, profile_calls
+from services.sandbox.shared.clock import Clock, GraphedCalls, TrialTiming
+from services.sandbox.shared.runner import ModelRunner, flatten_outputs, load_module
+from services.sandbox.shared.task_source import TaskSource, with_constants
+from services.sandbox.shared.tensor_bits import Snapshot
+from services.sandbox.wire.judge_candidate import RunSpec
 
 
 class TaskFailed(Exception):

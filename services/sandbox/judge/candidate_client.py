@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import torch
 from pydantic import BaseModel
 
-from services.sandbox import cuda_share
-from services.sandbox.protocol import (
+from services.sandbox.wire import cuda_share
+from services.sandbox.wire.framing import ProtocolError, Shutdown, close_fds, discard_payload, read_payload, receive_header, send
+from services.sandbox.wire.judge_candidate import (
     REPLY,
-    TRANSFER_DTYPES,
     CaptureGraph,
     CompileCheck,
     CompileResult,
@@ -26,24 +26,17 @@ from services.sandbox.protocol import (
     Profile,
     ProfiledKernel,
     ProfileResult,
-    ProtocolError,
     Ready,
     Run,
     RunResult,
+    RunSpec,
     Sample,
     SampleResult,
-    Shutdown,
+    TensorMeta,
     TimeTrial,
     TrialResult,
-    TensorMeta,
-    close_fds,
-    discard_payload,
-    read_payload,
-    receive_header,
-    send,
-    unpack_tensors,
 )
-from services.sandbox.runner import RunSpec
+from services.sandbox.wire.tensors import TRANSFER_DTYPES, unpack_tensors
 
 _MAX_SHARED = 256
 

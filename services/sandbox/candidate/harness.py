@@ -26,15 +26,20 @@ from typing import Any
 import torch
 from triton.compiler.errors import CompilationError
 
-from services.profiler.collect import profile_calls
-from services.sandbox import cpu_support, cuda_share, seccomp_policy
-from services.sandbox.bounds import InterpreterMonitor
-from services.sandbox.gpu_compile import LanguageSnapshot, compile_requests
-from services.sandbox.integrity import IntegrityWatch
-from services.sandbox.knockout import KnockOut
-from services.sandbox.launches import LaunchRecorder
-from services.sandbox.streams import StreamWatch
-from services.sandbox.protocol import (
+from services.profiler import profile_calls
+from services.sandbox.candidate import cpu_support, seccomp_policy
+from services.sandbox.candidate.bounds import InterpreterMonitor
+from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
+from services.sandbox.candidate.integrity import IntegrityWatch
+from services.sandbox.candidate.knockout import KnockOut
+from services.sandbox.candidate.launches import LaunchRecorder
+from services.sandbox.candidate.streams import StreamWatch
+from services.sandbox.shared.clock import Clock, GraphedCalls, sample_values, superseded
+from services.sandbox.shared.runner import ModelRunner, flatten_outputs
+from services.sandbox.shared.tensor_bits import Snapshot
+from services.sandbox.wire import cuda_share
+from services.sandbox.wire.framing import Shutdown, receive, send
+from services.sandbox.wire.judge_candidate import (
     COMMAND,
     CompileResult,
     Failure,
@@ -46,15 +51,9 @@ from services.sandbox.protocol import (
     Ready,
     RunResult,
     SampleResult,
-    Shutdown,
     TrialResult,
-    pack_tensors,
-    receive,
-    send,
 )
-from services.sandbox.runner import ModelRunner, flatten_outputs
-from services.sandbox.tensor_bits import Snapshot
-from services.sandbox.timing import Clock, GraphedCalls, sample_values, superseded
+from services.sandbox.wire.tensors import pack_tensors
 
 CANDIDATE_FILE = "candidate.py"
 
@@ -416,6 +415,3 @@ def main(argv: list[str] | None = None) -> None:
     sock.close()
     os._exit(0)
 
-
-if __name__ == "__main__":
-    main()
