@@ -862,7 +862,7 @@ class Evaluation:
 
     def _check_kernels_matter(self) -> str:
         """One more call with every result of the candidate's own kernels destroyed
-        (knockout.py): outputs that stay right were not computed by those kernels."""
+        (candidate/knockout.py): outputs that stay right were not computed by those kernels."""
         spec = self._spec(dict(self.tiny_spec.constants), inputs=1 + 100 * len(_MODES))
         try:
             expected = self._reference(spec)

@@ -56,7 +56,7 @@ class Run(Message):
     kind: Literal["run"] = "run"
     spec: RunSpec
     late_write_wait_seconds: float
-    # overwrite what the candidate's own kernels write, right after each launch (knockout.py)
+    # overwrite what the candidate's own kernels write, right after each launch (candidate/knockout.py)
     knock_out: bool = False
     # positions of the inputs the reference itself modifies: the candidate may modify these
     # too, and then hands their final values back after its outputs
@@ -188,7 +188,7 @@ class CompileResult(Message):
 
 class TrialResult(Message):
     """One timed trial: microseconds per call on the timed stream, how long device work it
-    started kept running after that (timing.py), and what ran."""
+    started kept running after that (shared/clock.py), and what ran."""
 
     kind: Literal["trial_result"] = "trial_result"
     stream_us: float
