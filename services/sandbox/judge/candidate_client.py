@@ -15,6 +15,7 @@ from services.sandbox.wire import cuda_share
 from services.sandbox.wire.framing import ProtocolError, Shutdown, close_fds, discard_payload, read_payload, receive_header, send
 from services.sandbox.wire.judge_candidate import (
     REPLY,
+    CandidateFailed,
     CaptureGraph,
     CompileCheck,
     CompileResult,
@@ -47,14 +48,6 @@ class CandidateLost(Exception):
 
 class JudgeOutOfMemory(Exception):
     """The judge's own copy of an output did not fit in device memory (not the candidate's fault)."""
-
-
-class CandidateFailed(Exception):
-    """The candidate's code failed; ``kind`` is compile, construct or runtime."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import torch
 from drkernel.config import SandboxSettings, Tolerance
 from drkernel.v1 import sandbox_pb2 as pb
 from services.profiler import KernelTime, kernel_profiles, method, profile_summary
-from services.sandbox.judge.candidate_client import CandidateClient, CandidateFailed, CandidateLost, CandidateRun, JudgeOutOfMemory
+from services.sandbox.judge.candidate_client import CandidateClient, CandidateLost, CandidateRun, JudgeOutOfMemory
 from services.sandbox.judge.compare import Comparison, compare_outputs
 from services.sandbox.judge.correctness_profiles import plan_for
 from services.sandbox.judge.memory import Footprint, fits, free_bytes, gib
@@ -37,7 +37,7 @@ from services.sandbox.shared.feedback import feedback_text
 from services.sandbox.shared.reward import compute_reward
 from services.sandbox.shared.runner import DTYPES
 from services.sandbox.shared.task_source import TaskSource, resized_plans, syntax_error, tiny_plans
-from services.sandbox.wire.judge_candidate import LaunchRecord, Problem, RunSpec
+from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, Problem, RunSpec
 
 # Modes of the tiny run; the first is KernelBench's (a freshly built module is in training
 # mode; the harness evaluates without autograd) and is the one compared with the reference.

@@ -114,10 +114,6 @@ class Reference:
         self._cache.put((self.key, spec), result)
         return result
 
-    def outputs(self, spec: RunSpec) -> list[torch.Tensor]:
-        """The reference's outputs for a spec; raises TaskFailed if the task fails."""
-        return self.run(spec).outputs
-
     def profile(self, spec: RunSpec, calls: int) -> list[KernelTime]:
         """Every kernel of ``calls`` forward calls of the reference (the same for every
         candidate of this task and spec, so profiled once)."""

@@ -59,12 +59,10 @@ class OutputTail:
     def __init__(self, stream: asyncio.StreamReader | None, limit: int) -> None:
         self._chunks = bytearray()
         self._limit = limit
-        self.total = 0
         self._task = asyncio.create_task(self._drain(stream)) if stream is not None else None
 
     async def _drain(self, stream: asyncio.StreamReader) -> None:
         while chunk := await stream.read(65536):
-            self.total += len(chunk)
             self._chunks += chunk
             del self._chunks[: max(0, len(self._chunks) - self._limit)]
 
@@ -144,7 +142,6 @@ class Worker:
     def __init__(
         self, slot: int, device: str, settings: SandboxSettings, launcher: Launcher, run_dir: Path, gpu_count: int = 0,
     ) -> None:
-        self.slot = slot
         self.device = device
         self.id = device if device.startswith("cuda") else f"cpu:{slot}"
         self.kind = "cuda" if device.startswith("cuda") else "cpu"

@@ -236,6 +236,16 @@ class ProfileResult(Message):
 ErrorKind = Literal["compile", "construct", "runtime", "resources", "internal"]
 
 
+class CandidateFailed(Exception):
+    """A command failed because of the candidate's code (or, rarely, the harness); ``kind``
+    says at which step. Raised in the candidate's process, it travels as a Failure reply and
+    is raised again in the judge."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 class Failure(Message):
     """The command failed because of the candidate's code (or, rarely, the harness)."""
 
