@@ -3,7 +3,7 @@
     python benchmarks/cuda_graph_nesting_probe.py [--calls 8] [--shape 16,4096] [FILE ...]
 
 For launch-bound models the timing stage captures several forward calls as one CUDA graph
-(``services.sandbox.timing.GraphedCalls``) and replays it with fresh inputs copied into its
+(``services.sandbox.shared.clock.GraphedCalls``) and replays it with fresh inputs copied into its
 static inputs. A candidate whose forward replays a graph of its own (``graph.replay()``) is
 then captured while it launches a graph. This probe does exactly that, outside the sandbox, for
 each FILE (default: ``tests/sandbox/legit/cuda_graph_inside.py`` and
@@ -43,7 +43,7 @@ def probe(path: Path, case: str, calls: int, shape: tuple[int, ...]) -> dict[str
     import torch
 
     sys.path.insert(0, str(ROOT))
-    from services.sandbox.timing import GraphedCalls
+    from services.sandbox.shared.clock import GraphedCalls
 
     spec = importlib.util.spec_from_file_location("candidate", path)
     assert spec is not None and spec.loader is not None
@@ -73,7 +73,7 @@ def probe(path: Path, case: str, calls: int, shape: tuple[int, ...]) -> dict[str
         try:
             graphed = GraphedCalls(forward, inputs, device)
             record["judge_capture"] = "ok"
-        except Exception as error:  # noqa: BLE001 - the judge would time eagerly
+        except Exception as error:
             record["judge_capture"] = "failed: " + _last_line(error)
             graphed = None
         torch.cuda.synchronize()
@@ -90,7 +90,7 @@ def probe(path: Path, case: str, calls: int, shape: tuple[int, ...]) -> dict[str
         after = fresh()[:1]
         record["eager_after_err"] = error_of([forward(after[0])], after)
         torch.cuda.synchronize()
-    except Exception as error:  # noqa: BLE001 - reported, e.g. an illegal address
+    except Exception as error:
         record["exception"] = _last_line(error)
     return record
 

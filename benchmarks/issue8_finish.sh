@@ -3,7 +3,7 @@
 #   . benchmarks/gpu_setup.sh && bash benchmarks/issue8_finish.sh OUT_DIR KERNELBENCH_CHECKOUT
 # 1. the whole `legit` corpus judged on the GPU (benchmarks/hack_gpu_check.py), verdicts printed;
 # 2. benchmarks/cuda_graph_nesting_probe.py: a candidate's own CUDA graph replayed inside the
-#    judge's timing capture (services/sandbox/timing.py GraphedCalls), outside the sandbox;
+#    judge's timing capture (services/sandbox/shared/clock.py GraphedCalls), outside the sandbox;
 # 3. drkernel's side of the KernelBench parity (--judges drkernel) for the candidates that
 #    docs/data/kernelbench_parity_2026-11-24.json lacks, the slow level2/59 one last; the report
 #    is saved after every evaluation, so a cut run keeps what it judged;

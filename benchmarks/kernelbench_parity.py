@@ -15,7 +15,7 @@ reports (each candidate's first result wins) with ``--merge A.json B.json ...``;
 ones can go last), under one drkernel profile where ``#strict`` or ``#kernelbench`` is named.
 
 CPU check of the corpus (drkernel only, every task shrunk to interpreter-friendly sizes with
-``services.sandbox.task_source.with_constants``; KernelBench's harness needs CUDA and is not run):
+``services.sandbox.shared.task_source.with_constants``; KernelBench's harness needs CUDA and is not run):
 
     python benchmarks/kernelbench_parity.py --kernelbench .kb --out OUT --device cpu --shrink
 
@@ -75,9 +75,12 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from drkernel.v1 import common_pb2, sandbox_pb2_grpc
+from drkernel.v1 import (
+    common_pb2,
+    sandbox_pb2_grpc,
+)
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.task_source import with_constants
+from services.sandbox.shared.task_source import with_constants
 
 CORPUS = ROOT / "benchmarks" / "kernelbench"
 SOLUTIONS = CORPUS / "solutions"
@@ -439,7 +442,7 @@ def kernelbench_worker(
                 speedup=outcome.ref_runtime / outcome.runtime if timed else 0.0,
                 metadata=json.loads(json.dumps(outcome.metadata, default=str)),
             )
-        except Exception as error:  # noqa: BLE001 - the harness itself raised (e.g. a constructor's TypeError)
+        except Exception as error:
             result = KernelBenchResult(harness_error=f"{type(error).__name__}: {error}"[:2000])
         result.wall_seconds = time.perf_counter() - start
         result.metadata["kwargs"] = sorted(kwargs)

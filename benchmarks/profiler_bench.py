@@ -28,10 +28,13 @@ sys.path.insert(0, str(ROOT))
 
 from drkernel.logs import configure_logging
 from drkernel.sections import LogSettings
-from drkernel.v1 import common_pb2, sandbox_pb2_grpc
+from drkernel.v1 import (
+    common_pb2,
+    sandbox_pb2_grpc,
+)
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.client import LocalSandbox
-from services.sandbox.task_source import with_constants
+from services.sandbox.shared.task_source import with_constants
 from services.sandbox.tasks import builtin_task
 
 LAZY = ROOT / "tests" / "profiler" / "data" / "gemm_bias_relu_lazy.py"

@@ -17,7 +17,7 @@ import pytest
 import drkernel.background
 from drkernel.sections import ServerSettings
 from drkernel.v1 import sandbox_pb2_grpc
-from services.sandbox.server import RunningSandbox, start_sandbox
+from services.sandbox.server.servicer import RunningSandbox, start_sandbox
 from services.sandbox.settings import SandboxSettings
 
 T = TypeVar("T")

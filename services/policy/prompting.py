@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from drkernel.kernelbench import defines_model_new
 from services.policy.chat import chat_text
 from services.policy.types import ChatMessage
 
@@ -97,10 +98,6 @@ def _parses(source: str) -> ast.Module | None:
         return None
 
 
-def _defines_model_new(tree: ast.Module) -> bool:
-    return any(isinstance(node, ast.ClassDef) and node.name == "ModelNew" for node in tree.body)
-
-
 def _imports(tree: ast.Module) -> bool:
     return any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in tree.body)
 
@@ -110,7 +107,7 @@ def _from_blocks(blocks: list[str]) -> str | None:
     the blocks before it (models often put kernels and ModelNew in separate blocks)."""
     for last in range(len(blocks) - 1, -1, -1):
         tree = _parses(blocks[last])
-        if tree is None or not _defines_model_new(tree):
+        if tree is None or not defines_model_new(tree):
             continue
         if _imports(tree):
             return blocks[last]
@@ -129,7 +126,7 @@ def _from_bare_text(text: str) -> str | None:
     for end in range(len(lines), start, -1):
         source = "\n".join(lines[start:end]).strip() + "\n"
         tree = _parses(source)
-        if tree is not None and _defines_model_new(tree):
+        if tree is not None and defines_model_new(tree):
             return source
     return None
 

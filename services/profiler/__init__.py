@@ -1,0 +1,37 @@
+"""The profiler's public API for the other services.
+
+Collecting (``profile_calls``, ``KernelTime``, ``method``, ``TRITON_RANGE_PREFIX``) needs torch;
+summarising (``kernel_profiles``, ``profile_summary``, ``bottleneck_text``) does not. Names are
+imported on first use, so that a process needing only a summary (the sandbox's server) never
+pays for importing torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from services.profiler.collect import TRITON_RANGE_PREFIX, KernelTime, method, profile_calls
+    from services.profiler.summary import bottleneck_text, kernel_profiles, profile_summary
+
+_DEFINED_IN = {
+    "TRITON_RANGE_PREFIX": "collect",
+    "KernelTime": "collect",
+    "method": "collect",
+    "profile_calls": "collect",
+    "bottleneck_text": "summary",
+    "kernel_profiles": "summary",
+    "profile_summary": "summary",
+}
+__all__ = [
+    "TRITON_RANGE_PREFIX", "KernelTime", "bottleneck_text", "kernel_profiles", "method", "profile_calls", "profile_summary",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Imports the module that defines ``name`` when it is first asked for."""
+    module = _DEFINED_IN.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

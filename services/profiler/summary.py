@@ -9,9 +9,12 @@ profiled calls; no substring matching. Coverage divides device time by device ti
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from drkernel.v1 import common_pb2
-from services.profiler.collect import KernelTime
+
+if TYPE_CHECKING:  # collect imports torch, which a summary never needs
+    from services.profiler.collect import KernelTime
 
 _TOP_KERNELS = 3
 

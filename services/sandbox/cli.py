@@ -63,11 +63,10 @@ def build_request(args: argparse.Namespace) -> Any:
 
 async def evaluate_locally(settings: Any, request: Any) -> Any:
     """Runs one evaluation with a private, short-lived scheduler (no server)."""
-    from services.sandbox.scheduler import Scheduler
-    from services.sandbox.server import cuda_device_count
+    from services.sandbox.server.scheduler import Scheduler, visible_cuda_devices
 
     local = settings.sandbox.model_copy(update={"cpu_workers": 1})
-    scheduler = Scheduler(local, cuda_device_count())
+    scheduler = Scheduler(local, visible_cuda_devices(local))
     await scheduler.start()
     try:
         return await scheduler.evaluate(request)
@@ -137,7 +136,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from services.sandbox.server import serve
+    from services.sandbox.server.servicer import serve
 
     settings = load_settings_for(args, server=True)
     server = with_cli_ports(settings.sandbox.server, args)

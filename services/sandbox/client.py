@@ -90,7 +90,7 @@ async def judge_with_progress(
 @asynccontextmanager
 async def local_sandbox(settings: SandboxSettings | None = None, **overrides: object) -> AsyncIterator[str]:
     """Runs a sandbox server on loopback for the duration; yields its address."""
-    from services.sandbox.server import start_sandbox
+    from services.sandbox.server.servicer import start_sandbox
 
     sandbox = await start_sandbox(loopback(settings or load_settings().sandbox, **overrides))
     try:
@@ -104,7 +104,7 @@ class LocalSandbox:
     configured settings plus ``overrides``, served from a background event loop."""
 
     def __init__(self, **overrides: object) -> None:
-        from services.sandbox.server import start_sandbox
+        from services.sandbox.server.servicer import start_sandbox
 
         self._loop = BackgroundLoop()
         self._sandbox = self._loop.run(start_sandbox(loopback(load_settings().sandbox, **overrides)))

@@ -18,8 +18,8 @@ from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.policy.prompting import ExtractionError, extract_code
 from services.sandbox.client import SandboxClient
-from services.sandbox.reward import compute_reward
 from services.sandbox.settings import RewardSettings
+from services.sandbox.shared.reward import compute_reward
 from services.trainer.run_config import RolloutSettings
 
 log = get_logger(__name__)

@@ -89,7 +89,7 @@ class Services:
         return running.address
 
     def _start_sandbox(self, config: RunConfig) -> str:
-        from services.sandbox.server import start_sandbox
+        from services.sandbox.server.servicer import start_sandbox
 
         settings = loopback(load_settings().sandbox, cpu_workers=config.services.sandbox_workers)
         running = self.loop.run(start_sandbox(settings))

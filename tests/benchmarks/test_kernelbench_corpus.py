@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import kernelbench_parity as parity
-from services.sandbox.task_source import defines_model_new
+from drkernel.kernelbench import defines_model_new
 
 CORPUS_FILES = sorted(parity.SOLUTIONS.glob("level*/*.py")) + sorted(parity.FLAWED.glob("level*/*.py"))
 
@@ -29,9 +29,7 @@ def _triton_kernels(tree: ast.Module) -> list[str]:
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.stem}")
 def test_candidate_parses_and_defines_model_new(path: Path) -> None:
-    source = path.read_text()
-    ast.parse(source)
-    assert defines_model_new(source)
+    assert defines_model_new(ast.parse(path.read_text()))
 
 
 @pytest.mark.parametrize(

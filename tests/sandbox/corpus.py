@@ -29,7 +29,7 @@ import grpc
 
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
-from services.sandbox.isolation import Launcher
+from services.sandbox.server.isolation import Launcher
 from services.sandbox.settings import IsolationSettings
 from services.sandbox.tasks import builtin_task
 
@@ -96,6 +96,8 @@ def declared(path: Path) -> Candidate:
         raise ValueError(f"{path.name}: docstring lacks {sorted(missing)}")
     if fields["expect"] not in ("not CORRECT", "no gain") and "VERDICT_" + fields["expect"] not in pb.Verdict.keys():
         raise ValueError(f"{path.name}: unknown expectation {fields['expect']!r}")
+    if "reason" in fields and fields["expect"] != "HACKED":
+        raise ValueError(f"{path.name}: only a HACKED verdict carries hack reasons; declare the expected error instead")
     return Candidate(
         path=path, task=fields["task"], expect=fields["expect"], reason=fields.get("reason", ""),
         error=fields.get("error", ""), timing=fields.get("timing") == "on", source=fields.get("source", ""),

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from services.sandbox.compare import compare_outputs
+from services.sandbox.judge.compare import compare_outputs
 from services.sandbox.settings import Tolerance
 
 FP32 = Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=1.5e-3)

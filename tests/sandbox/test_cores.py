@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from services.sandbox.worker import CorePlan, plan_cores
+from services.sandbox.server.worker import CorePlan, plan_cores
 
 
 def test_each_gpu_gets_its_own_judge_and_candidate_cores_and_warm_ones_start_elsewhere():
@@ -29,7 +29,7 @@ def test_a_process_with_threads_moves_every_thread_to_the_cores_it_is_given():
     core = min(os.sched_getaffinity(0))
     script = (
         "import os, threading, time\n"
-        "from services.sandbox.harness import move_to_cores\n"
+        "from services.sandbox.candidate.harness import move_to_cores\n"
         "stop = threading.Event()\n"
         "threads = [threading.Thread(target=stop.wait) for _ in range(3)]\n"
         "[t.start() for t in threads]\n"

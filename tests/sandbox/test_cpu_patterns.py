@@ -22,9 +22,9 @@ import pytest
 import torch
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from services.sandbox import libdevice_numpy
-from services.sandbox.bounds import _ranges
-from services.sandbox.launches import compile_request
+from services.sandbox.candidate import libdevice_numpy
+from services.sandbox.candidate.bounds import _ranges
+from services.sandbox.candidate.launches import compile_request
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,10 +32,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # scenario's check(), then the compile check of everything the interpreter launched.
 _DRIVER = """
 import importlib.util, json, sys
-from services.sandbox import cpu_support
-from services.sandbox.bounds import InterpreterMonitor
-from services.sandbox.gpu_compile import LanguageSnapshot, compile_requests
-from services.sandbox.launches import LaunchRecorder
+from services.sandbox.candidate import cpu_support
+from services.sandbox.candidate.bounds import InterpreterMonitor
+from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
+from services.sandbox.candidate.launches import LaunchRecorder
 
 path = sys.argv[1]
 language = LanguageSnapshot()
@@ -77,7 +77,7 @@ def _run(tmp_path: Path, source: str) -> dict:
 # Compile requests and bounds ------------------------------------------------------------
 
 
-def _kernel(ptrs, sizes, desc, flag, scale, big, maybe, BLOCK):  # noqa: ANN001, N803 - a kernel's signature
+def _kernel(ptrs, sizes, desc, flag, scale, big, maybe, BLOCK):
     """Only its signature matters here."""
 
 
@@ -269,7 +269,7 @@ def test_autotune_runs_the_first_config_left_after_pruning_and_compiles_it(tmp_p
 
 TUPLES_AND_DESCRIPTORS = """
 from triton.tools.tensor_descriptor import TensorDescriptor
-from services.sandbox.bounds import OutOfBoundsAccess
+from services.sandbox.candidate.bounds import OutOfBoundsAccess
 
 
 @triton.jit

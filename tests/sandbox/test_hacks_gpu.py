@@ -14,7 +14,7 @@ import torch
 
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.server import start_sandbox
+from services.sandbox.server.servicer import start_sandbox
 from services.sandbox.tasks import builtin_task
 from tests.conftest import sandbox_settings
 from tests.sandbox import corpus

@@ -13,13 +13,22 @@ import pytest
 import torch
 
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox import protocol
-from services.sandbox.candidate_client import CandidateClient, CandidateLost
-from services.sandbox.compare import compare_outputs
-from services.sandbox.protocol import COMMAND, CompileCheck, CompileResult, Run, RunResult, TensorMeta, receive, send
-from services.sandbox.runner import RunSpec
-from services.sandbox.server import RunningSandbox
+from services.sandbox.judge.candidate_client import CandidateClient, CandidateLost
+from services.sandbox.judge.compare import compare_outputs
+from services.sandbox.server.servicer import RunningSandbox
 from services.sandbox.settings import Tolerance
+from services.sandbox.wire import framing
+from services.sandbox.wire.framing import receive, send
+from services.sandbox.wire.judge_candidate import (
+    COMMAND,
+    CompileCheck,
+    CompileResult,
+    Run,
+    RunResult,
+    RunSpec,
+    TensorMeta,
+)
+from services.sandbox.wire.tensors import pack_tensors, unpack_tensors
 from tests.sandbox.conftest import evaluate, source
 
 MiB = 2**20
@@ -49,7 +58,7 @@ def peak(pid: int | str = "self") -> int:
 def stream_reply(sock: socket.socket, message: RunResult, payload_bytes: int, chunk: bytes = b"\0" * MiB) -> None:
     """Sends a reply whose payload is streamed from one small buffer (this side never holds it)."""
     header = message.model_dump_json().encode()
-    sock.sendall(protocol._PREFIX.pack(len(header), payload_bytes) + header)
+    sock.sendall(framing._PREFIX.pack(len(header), payload_bytes) + header)
     while payload_bytes:
         payload_bytes -= sock.send(memoryview(chunk)[: min(payload_bytes, len(chunk))])
 
@@ -120,7 +129,7 @@ def test_a_payload_larger_than_matching_outputs_is_refused_unread(pair):
 
     def reply() -> None:
         receive(candidate, COMMAND, 0)
-        candidate.sendall(protocol._PREFIX.pack(len(header), 16 + EXTRA_BYTES) + header)  # and no payload
+        candidate.sendall(framing._PREFIX.pack(len(header), 16 + EXTRA_BYTES) + header)  # and no payload
 
     threading.Thread(target=reply, daemon=True).start()
     with pytest.raises(CandidateLost, match="payload bytes, where its tensors fill 16"):
@@ -140,9 +149,9 @@ def test_inputs_handed_back_count_only_when_allowed(pair):
 
 def test_unpacked_tensors_are_views_of_the_payload():
     tensors = [torch.arange(6, dtype=torch.float32), torch.ones(3, dtype=torch.float64)]
-    metas, payload, _, _ = protocol.pack_tensors(tensors)
+    metas, payload, _, _ = pack_tensors(tensors)
     buffer = bytearray(payload)
-    back = protocol.unpack_tensors(metas, buffer)
+    back = unpack_tensors(metas, buffer)
     assert all(torch.equal(a, b) for a, b in zip(back, tensors))
     buffer[:4] = torch.tensor([42.0]).numpy().tobytes()
     assert back[0][0] == 42.0  # the same memory, not a copy

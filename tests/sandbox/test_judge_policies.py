@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.server import start_sandbox
+from services.sandbox.server.servicer import start_sandbox
 from tests.conftest import BackgroundLoop, sandbox_settings
 from tests.sandbox.conftest import evaluate, source
 

@@ -1,4 +1,4 @@
-"""The compiled-kernel cache (services/sandbox/kernel_cache.py) on hand-made Triton cache
+"""The compiled-kernel cache (services/sandbox/server/kernel_cache.py) on hand-made Triton cache
 directories: what is kept, the caps, least-recently-used eviction and concurrent use."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from services.sandbox.kernel_cache import KernelCache
+from services.sandbox.server.kernel_cache import KernelCache
 
 KEY = "CKQ2NVLW5D7QFZ2XHQKQXKQ4WJ6YJ3BGQW2O5XQ2JZ3ZQ2H5ZQ"
 ENTRY = 1000  # bytes of kernel files per hand-made entry

@@ -1,4 +1,4 @@
-"""CUDA graph replays count the Triton launches their capture recorded (services/sandbox/launches.py).
+"""CUDA graph replays count the Triton launches their capture recorded (services/sandbox/candidate/launches.py).
 
 CUDA graphs need a GPU: here the capture and replay methods belong to a stand-in class (a named
 fake of torch.cuda.CUDAGraph, whose own methods raise without CUDA) and the current stream is
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import torch
 
-from services.sandbox.launches import LaunchRecorder
+from services.sandbox.candidate.launches import LaunchRecorder
 
 OWN = "/candidate/module.py"
 

@@ -17,10 +17,9 @@ import grpc
 import pytest
 
 from drkernel.channels import insecure_channel
-from drkernel.v1 import common_pb2
+from drkernel.v1 import common_pb2, sandbox_pb2_grpc
 from drkernel.v1 import sandbox_pb2 as pb
-from drkernel.v1 import sandbox_pb2_grpc
-from services.sandbox.server import start_sandbox
+from services.sandbox.server.servicer import start_sandbox
 from tests.sandbox.conftest import DATA, evaluate, sandbox_settings, source
 
 SERVICE = "drkernel.v1.SandboxService"

@@ -8,17 +8,9 @@ import socket
 import pytest
 import torch
 
-from services.sandbox.protocol import (
-    REPLY,
-    ProtocolError,
-    RunResult,
-    TensorMeta,
-    pack_tensors,
-    receive,
-    receive_with_fds,
-    send,
-    unpack_tensors,
-)
+from services.sandbox.wire.framing import ProtocolError, receive, receive_with_fds, send
+from services.sandbox.wire.judge_candidate import REPLY, RunResult, TensorMeta
+from services.sandbox.wire.tensors import pack_tensors, unpack_tensors
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.bool])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.reward import compute_reward
 from services.sandbox.settings import RewardSettings
+from services.sandbox.shared.reward import compute_reward
 
 
 def response(verdict, speedup=0.0, valid=True, stage=pb.STAGE_UNSPECIFIED):

@@ -13,7 +13,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from drkernel.channels import insecure_channel
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
-from services.sandbox.server import start_sandbox
+from services.sandbox.server.servicer import start_sandbox
 from tests.sandbox.conftest import evaluate, sandbox_settings, source
 
 SERVICE = "drkernel.v1.SandboxService"

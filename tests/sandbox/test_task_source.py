@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from drkernel.errors import InvalidArgument
-from services.sandbox.task_source import (
-    defines_model_new,
+from services.sandbox.shared.task_source import (
     parse_task,
     resized_plans,
     syntax_error,
@@ -110,9 +109,6 @@ def test_plans():
     assert resized_plans({}) == []
 
 
-def test_syntax_error_and_model_new_detection():
+def test_syntax_error():
     assert syntax_error(source("relu_triton.py")) is None
     assert "line 4" in (syntax_error(source("relu_syntax_error.py")) or "")
-    assert defines_model_new(source("relu_triton.py"))
-    assert not defines_model_new(source("relu_no_model_new.py"))
-    assert defines_model_new("from elsewhere import Fast as ModelNew\n")

@@ -10,7 +10,7 @@ import pytest
 
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
-from services.sandbox.task_source import parse_task
+from services.sandbox.shared.task_source import parse_task
 from services.sandbox.tasks import builtin_task, builtin_tasks, kernelbench_problems
 
 

@@ -7,7 +7,8 @@ import statistics
 import pytest
 import torch
 
-from services.sandbox.timing import Clock, sample_values, summarize, superseded
+from services.sandbox.judge.timing import summarize
+from services.sandbox.shared.clock import Clock, sample_values, superseded
 
 
 def test_summary_statistics_worked_by_hand():

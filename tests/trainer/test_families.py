@@ -4,13 +4,15 @@ services.trainer.families --check`` judges them all)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
 import pytest
 
+from drkernel.kernelbench import defines_model_new
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.task_source import defines_model_new, parse_task
+from services.sandbox.shared.task_source import parse_task
 from services.sandbox.tasks import builtin_tasks
 from services.trainer.families import FamilyTask, check_table, family_sample, family_tasks, judge_tasks, main
 
@@ -63,7 +65,7 @@ def test_enough_unique_well_formed_tasks() -> None:
         sizes = [c.value for c in parsed.constants if c.name in ("batch_size", "seq_len", "dim")]
         assert "x".join(map(str, sizes)) == task.name.rsplit("_", 1)[1], task.name
         assert "class Model(nn.Module)" in task.reference and "def get_init_inputs" in task.reference
-        assert defines_model_new(task.solution) and "@triton.jit" in task.solution
+        assert defines_model_new(ast.parse(task.solution)) and "@triton.jit" in task.solution
         assert "torch.nn.functional" not in task.solution  # the work is in the kernels
 
 

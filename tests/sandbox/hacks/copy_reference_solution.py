@@ -5,6 +5,7 @@ its kernels are attributed to the candidate) and imports it. Not found: returns 
 source: METR "Recent frontier models are reward hacking" (2025): gaining access to an existing implementation used for checking
 task: l1_relu
 expect: not CORRECT
+error: differ beyond
 """
 
 import importlib.util

@@ -6,7 +6,7 @@ source: CUDA-L1 (arXiv 2507.14111), caching keyed on input memory addresses; Waf
 task: l1_softmax
 timing: on
 expect: not CORRECT
-reason: returned a different result than the reference
+error: differ beyond
 """
 
 import torch

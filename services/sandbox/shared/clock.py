@@ -1,4 +1,4 @@
-"""Timing forward calls, checking what timed calls returned, and the statistics of many.
+"""Timing forward calls and checking what timed calls returned.
 
 The judge times the reference and the candidate's process times the candidate with this same
 code, trial by trial, interleaved. On a GPU a trial is: fresh inputs; reset any persisting-L2
@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -37,32 +36,10 @@ from typing import Any
 
 import torch
 
-from drkernel.v1 import sandbox_pb2
-
 _CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
 # Device time the spin before each trial's start event lasts.
 LEAD_US = 200.0
 _CALIBRATION_CYCLES = 1_000_000
-
-
-def summarize(samples_us: Sequence[float], trim_fraction: float) -> sandbox_pb2.RuntimeStats:
-    """Robust statistics of timed runs (microseconds, unrounded)."""
-    ordered = sorted(samples_us)
-    count = len(ordered)
-    cut = int(count * trim_fraction)
-    trimmed = ordered[cut : count - cut] or ordered
-    mean = statistics.fmean(ordered)
-    stdev = statistics.stdev(ordered) if count > 1 else 0.0
-    return sandbox_pb2.RuntimeStats(
-        trials=count,
-        median_us=statistics.median(ordered),
-        mean_us=mean,
-        trimmed_mean_us=statistics.fmean(trimmed),
-        min_us=ordered[0],
-        max_us=ordered[-1],
-        stdev_us=stdev,
-        coefficient_of_variation=stdev / mean if mean > 0 else 0.0,
-    )
 
 
 SAMPLES_PER_OUTPUT = 4096

@@ -12,7 +12,7 @@ from drkernel.config import Settings
 from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server, status_for
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
-from services.sandbox.scheduler import Scheduler
+from services.sandbox.server.scheduler import Scheduler, visible_cuda_devices
 from services.sandbox.settings import SandboxSettings
 
 
@@ -34,7 +34,7 @@ class SandboxServicer(sandbox_pb2_grpc.SandboxServiceServicer):
         async def evaluate(request: pb.EvaluateRequest) -> pb.EvaluateResponse:
             try:
                 return await self.scheduler.evaluate(request, wait_for_room=True)
-            except Exception as error:  # noqa: BLE001 - answered in the stream, not by ending it
+            except Exception as error:
                 code, message, _ = status_for(error)
                 return pb.EvaluateResponse(request_id=request.request_id, request_error=f"{code.name}: {message}")
 
@@ -64,13 +64,6 @@ class SandboxServicer(sandbox_pb2_grpc.SandboxServiceServicer):
         return self.scheduler.describe()
 
 
-def cuda_device_count() -> int:
-    """Visible CUDA devices, without creating a CUDA context in the server."""
-    import torch
-
-    return torch.cuda.device_count() if torch.cuda.is_available() else 0
-
-
 def binding(scheduler: Scheduler) -> ServiceBinding:
     """The SandboxService servicer over ``scheduler``, ready to add to a server."""
     servicer = SandboxServicer(scheduler)
@@ -98,7 +91,7 @@ class RunningSandbox:
 
 async def start_sandbox(settings: SandboxSettings) -> RunningSandbox:
     """Starts workers and a server for them; returns once both are ready."""
-    scheduler = Scheduler(settings, cuda_device_count())
+    scheduler = Scheduler(settings, visible_cuda_devices(settings))
     await scheduler.start()
     try:
         server = await start_server([binding(scheduler)], settings.server)
@@ -110,6 +103,6 @@ async def start_sandbox(settings: SandboxSettings) -> RunningSandbox:
 
 async def serve(settings: Settings) -> None:
     """Runs the sandbox server until SIGTERM, then drains and stops its workers."""
-    scheduler = Scheduler(settings.sandbox, cuda_device_count())
+    scheduler = Scheduler(settings.sandbox, visible_cuda_devices(settings.sandbox))
     await scheduler.start()
     await serve_until_signalled([binding(scheduler)], settings.sandbox.server, on_stopped=scheduler.close)

@@ -28,8 +28,9 @@ import triton.language as tl
 from triton._utils import find_paths_if, get_iterable_path
 from triton.runtime.jit import mangle_type
 
-from services.profiler.collect import TRITON_RANGE_PREFIX
-from services.sandbox.protocol import LaunchRecord
+from services.profiler import TRITON_RANGE_PREFIX
+from services.sandbox.wire.judge_candidate import LaunchRecord
+
 
 @dataclass(frozen=True)
 class CompileRequest:

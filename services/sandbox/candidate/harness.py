@@ -26,16 +26,22 @@ from typing import Any
 import torch
 from triton.compiler.errors import CompilationError
 
-from services.profiler.collect import profile_calls
-from services.sandbox import cpu_support, cuda_share, seccomp_policy
-from services.sandbox.bounds import InterpreterMonitor
-from services.sandbox.gpu_compile import LanguageSnapshot, compile_requests
-from services.sandbox.integrity import IntegrityWatch
-from services.sandbox.knockout import KnockOut
-from services.sandbox.launches import LaunchRecorder
-from services.sandbox.streams import StreamWatch
-from services.sandbox.protocol import (
+from services.profiler import profile_calls
+from services.sandbox.candidate import cpu_support, seccomp_policy
+from services.sandbox.candidate.bounds import InterpreterMonitor
+from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
+from services.sandbox.candidate.integrity import IntegrityWatch
+from services.sandbox.candidate.knockout import KnockOut
+from services.sandbox.candidate.launches import LaunchRecorder
+from services.sandbox.candidate.streams import StreamWatch
+from services.sandbox.shared.clock import Clock, GraphedCalls, sample_values, superseded
+from services.sandbox.shared.runner import ModelRunner, flatten_outputs
+from services.sandbox.shared.tensor_bits import Snapshot
+from services.sandbox.wire import cuda_share
+from services.sandbox.wire.framing import Shutdown, receive, send
+from services.sandbox.wire.judge_candidate import (
     COMMAND,
+    CandidateFailed,
     CompileResult,
     Failure,
     GraphCaptured,
@@ -46,15 +52,9 @@ from services.sandbox.protocol import (
     Ready,
     RunResult,
     SampleResult,
-    Shutdown,
     TrialResult,
-    pack_tensors,
-    receive,
-    send,
 )
-from services.sandbox.runner import ModelRunner, flatten_outputs
-from services.sandbox.tensor_bits import Snapshot
-from services.sandbox.timing import Clock, GraphedCalls, sample_values, superseded
+from services.sandbox.wire.tensors import pack_tensors
 
 CANDIDATE_FILE = "candidate.py"
 
@@ -81,14 +81,6 @@ def describe_exception(error: BaseException, own_file: str) -> str:
         frame = frames[-1]
         message += f"\n  at {CANDIDATE_FILE}, line {frame.lineno}, in {frame.name}: {(frame.line or '').strip()}"
     return message[:8000]
-
-
-class CandidateError(Exception):
-    """The candidate's code failed; ``kind`` says at which step."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 class Harness:
@@ -166,11 +158,11 @@ class Harness:
         sys.modules["candidate"] = module
         try:
             spec.loader.exec_module(module)
-        except BaseException as error:  # noqa: BLE001 - any import failure is the candidate's
-            raise CandidateError("compile", "importing the candidate failed: " + describe_exception(error, self.own_file)) from error
+        except BaseException as error:
+            raise CandidateFailed("compile", "importing the candidate failed: " + describe_exception(error, self.own_file)) from error
         model_class = getattr(module, "ModelNew", None)
         if not isinstance(model_class, type):
-            raise CandidateError("compile", "the candidate defines no class ModelNew")
+            raise CandidateFailed("compile", "the candidate defines no class ModelNew")
         self.module = module
         self.runner = ModelRunner(
             command.inputs_source, lambda _constants: model_class, self.device, self.scratch
@@ -182,9 +174,9 @@ class Harness:
         try:
             return self.runner.model(spec)
         except torch.OutOfMemoryError as error:
-            raise CandidateError("runtime", "out of memory building ModelNew: " + describe_exception(error, self.own_file)) from error
-        except BaseException as error:  # noqa: BLE001
-            raise CandidateError("construct", "building ModelNew failed: " + describe_exception(error, self.own_file)) from error
+            raise CandidateFailed("runtime", "out of memory building ModelNew: " + describe_exception(error, self.own_file)) from error
+        except BaseException as error:
+            raise CandidateFailed("construct", "building ModelNew failed: " + describe_exception(error, self.own_file)) from error
 
     def _build(self, spec: Any) -> tuple[Any, list[Any]]:
         return self._model(spec), self.runner.inputs(spec)
@@ -192,9 +184,9 @@ class Harness:
     def _forward(self, model: Any, inputs: list[Any], spec: Any) -> Any:
         try:
             return flatten_outputs(self.runner.forward(model, inputs, spec))
-        except BaseException as error:  # noqa: BLE001
+        except BaseException as error:
             kind = "compile" if _is_compilation_error(error) else "runtime"
-            raise CandidateError(kind, describe_exception(error, self.own_file)) from error
+            raise CandidateFailed(kind, describe_exception(error, self.own_file)) from error
 
     def _in_place_of_last(self, model: Any, inputs: list[Any]) -> list[Any]:
         """This call's input values written into the tensors of the previous judged call on the
@@ -216,7 +208,7 @@ class Harness:
         try:
             pristine = {i: Snapshot(x) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)}
         except torch.OutOfMemoryError as error:
-            raise CandidateError("resources", f"remembering the inputs ran out of device memory: {error}") from error
+            raise CandidateFailed("resources", f"remembering the inputs ran out of device memory: {error}") from error
         self.recorder.take()
         started = self._perf_counter()
         self._set_deterministic(True, warn_only=True)
@@ -243,7 +235,7 @@ class Harness:
         try:
             metas, payload, fds, self._shared = pack_tensors(handed, self._exporter if self._share else None)
         except (torch.OutOfMemoryError, RuntimeError) as error:
-            raise CandidateError("resources", f"handing the outputs over ran out of device memory: {error}") from error
+            raise CandidateFailed("resources", f"handing the outputs over ran out of device memory: {error}") from error
         result = RunResult(
             outputs=metas, launches=self.recorder.take(), problems=problems,
             tampered=self.watch.changed(), seconds=seconds,
@@ -285,7 +277,7 @@ class Harness:
         inputs = [self.runner.inputs(spec.call(index)) for index in range(command.calls)]
         if command.graph:
             if self._graph is None or len(self._graph.inputs) != command.calls:
-                raise CandidateError("internal", "no captured graph for this trial")
+                raise CandidateFailed("internal", "no captured graph for this trial")
             self._graph.refill(inputs)
             run = self._graph.replay
         else:
@@ -311,7 +303,7 @@ class Harness:
         try:
             self._graph = GraphedCalls(lambda x: self._forward(model, x, spec), inputs, self.device)
             error = ""
-        except Exception as failure:  # noqa: BLE001 - uncapturable code is timed eagerly
+        except Exception as failure:
             error = describe_exception(failure, self.own_file).splitlines()[0][:1000]
         return GraphCaptured(error=error, launches=self.recorder.take()), b"", []
 
@@ -322,7 +314,7 @@ class Harness:
         samples, skipped, position = [], [], 0
         for index in command.calls:
             if index >= len(calls):
-                raise CandidateError("internal", f"no timed call {index} to sample")
+                raise CandidateFailed("internal", f"no timed call {index} to sample")
             for offset, value in enumerate(sample_values(calls[index], command.seed)):
                 if flags[starts[index] + offset]:
                     skipped.append(position)
@@ -362,9 +354,9 @@ class Harness:
             fds: list[int] = []
             try:
                 reply, payload, fds = handlers[command.kind](command)
-            except CandidateError as error:
+            except CandidateFailed as error:
                 reply, payload = Failure(error=error.kind, message=str(error)), b""
-            except Exception as error:  # noqa: BLE001 - report, then keep serving
+            except Exception as error:
                 message = describe_exception(error, self.own_file)
                 reply, payload = Failure(error="runtime", message=message), b""
             send(self.sock, reply, payload, fds)
@@ -416,6 +408,3 @@ def main(argv: list[str] | None = None) -> None:
     sock.close()
     os._exit(0)
 
-
-if __name__ == "__main__":
-    main()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from drkernel.v1 import sandbox_pb2
-from services.profiler.summary import bottleneck_text
+from services.profiler import bottleneck_text
 
 _MAX_ERROR_CHARS = 1500
 

@@ -27,12 +27,13 @@ from drkernel.errors import InvalidArgument, ResourceExhausted
 from drkernel.logs import get_logger
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.feedback import feedback_text
-from services.sandbox.isolation import Launcher, ProcessSpec
-from services.sandbox.kernel_cache import KernelCache
-from services.sandbox.protocol import JUDGE_REPLY, Job, JobDone, JudgeReady, ProtocolError, Shutdown, receive, send
-from services.sandbox.reward import compute_reward
+from services.sandbox.server.isolation import Launcher, ProcessSpec
+from services.sandbox.server.kernel_cache import KernelCache
 from services.sandbox.settings import SandboxSettings
+from services.sandbox.shared.feedback import feedback_text
+from services.sandbox.shared.reward import compute_reward
+from services.sandbox.wire.framing import ProtocolError, Shutdown, receive, send
+from services.sandbox.wire.server_judge import JUDGE_REPLY, Job, JobDone, JudgeReady
 
 log = get_logger(__name__)
 
@@ -58,12 +59,10 @@ class OutputTail:
     def __init__(self, stream: asyncio.StreamReader | None, limit: int) -> None:
         self._chunks = bytearray()
         self._limit = limit
-        self.total = 0
         self._task = asyncio.create_task(self._drain(stream)) if stream is not None else None
 
     async def _drain(self, stream: asyncio.StreamReader) -> None:
         while chunk := await stream.read(65536):
-            self.total += len(chunk)
             self._chunks += chunk
             del self._chunks[: max(0, len(self._chunks) - self._limit)]
 
@@ -143,7 +142,6 @@ class Worker:
     def __init__(
         self, slot: int, device: str, settings: SandboxSettings, launcher: Launcher, run_dir: Path, gpu_count: int = 0,
     ) -> None:
-        self.slot = slot
         self.device = device
         self.id = device if device.startswith("cuda") else f"cpu:{slot}"
         self.kind = "cuda" if device.startswith("cuda") else "cpu"
@@ -229,7 +227,7 @@ class Worker:
                 args += ("--run-cpus", ",".join(map(str, cpus)))
                 cpus = self._cores.warming
         return await self._spawn(
-            "services.sandbox.harness", args, scratch, self._candidate_uid,
+            "services.sandbox.candidate", args, scratch, self._candidate_uid,
             memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes), cpus=cpus,
         )
 

@@ -11,10 +11,19 @@ from dataclasses import dataclass
 import torch
 from pydantic import BaseModel
 
-from services.sandbox import cuda_share
-from services.sandbox.protocol import (
+from services.sandbox.wire import cuda_share
+from services.sandbox.wire.framing import (
+    ProtocolError,
+    Shutdown,
+    close_fds,
+    discard_payload,
+    read_payload,
+    receive_header,
+    send,
+)
+from services.sandbox.wire.judge_candidate import (
     REPLY,
-    TRANSFER_DTYPES,
+    CandidateFailed,
     CaptureGraph,
     CompileCheck,
     CompileResult,
@@ -26,24 +35,17 @@ from services.sandbox.protocol import (
     Profile,
     ProfiledKernel,
     ProfileResult,
-    ProtocolError,
     Ready,
     Run,
     RunResult,
+    RunSpec,
     Sample,
     SampleResult,
-    Shutdown,
+    TensorMeta,
     TimeTrial,
     TrialResult,
-    TensorMeta,
-    close_fds,
-    discard_payload,
-    read_payload,
-    receive_header,
-    send,
-    unpack_tensors,
 )
-from services.sandbox.runner import RunSpec
+from services.sandbox.wire.tensors import TRANSFER_DTYPES, unpack_tensors
 
 _MAX_SHARED = 256
 
@@ -54,14 +56,6 @@ class CandidateLost(Exception):
 
 class JudgeOutOfMemory(Exception):
     """The judge's own copy of an output did not fit in device memory (not the candidate's fault)."""
-
-
-class CandidateFailed(Exception):
-    """The candidate's code failed; ``kind`` is compile, construct or runtime."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -165,7 +159,7 @@ class CandidateClient:
         failure: BaseException | None = None
         try:
             meanwhile()
-        except BaseException as error:  # noqa: BLE001 - raised after the reply, keeping the socket in step
+        except BaseException as error:
             failure = error
         reply, size, _ = self._call(None, Loaded)
         self._discard(size)

@@ -11,6 +11,8 @@ import asyncio
 import math
 import random
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -23,10 +25,10 @@ from drkernel.errors import FailedPrecondition, InvalidArgument, ResourceExhaust
 from drkernel.logs import get_logger
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.isolation import Launcher
+from services.sandbox.server.isolation import Launcher
+from services.sandbox.server.worker import Worker, gather_quietly
 from services.sandbox.settings import SandboxSettings
-from services.sandbox.task_source import parse_task
-from services.sandbox.worker import Worker, gather_quietly
+from services.sandbox.shared.task_source import parse_task
 
 log = get_logger(__name__)
 
@@ -76,6 +78,17 @@ def validate_request(request: pb.EvaluateRequest, settings: SandboxSettings) -> 
     if options.device not in common_pb2.Device.values():
         raise InvalidArgument(f"options.device {options.device} is not a known Device")
     parse_task(request.reference_source)
+
+
+def visible_cuda_devices(settings: SandboxSettings) -> int:
+    """The CUDA devices workers may use: none when the settings ask for CPU, else as many as a
+    child process counts, so that the server neither imports torch (seconds) nor creates a CUDA
+    context."""
+    if settings.device == "cpu":
+        return 0
+    probe = "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)"
+    counted = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return int(counted.stdout)
 
 
 @dataclass
@@ -171,7 +184,7 @@ class Scheduler:
             BUSY_WORKERS.labels(device).inc()
             try:
                 response = await worker.evaluate(item.request, self.timeout_for(item.request))
-            except Exception as error:  # noqa: BLE001 - handed to the caller
+            except Exception as error:
                 if not item.future.done():
                     item.future.set_exception(error)
                 continue

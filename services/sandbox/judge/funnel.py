@@ -7,7 +7,7 @@ results) -> correctness (input variants of the request's correctness profile, ea
 to fit in device memory) -> timing (interleaved with the reference; launch-bound models
 replayed from CUDA graphs) -> profile. Every candidate forward call is checked for launches
 of the candidate's own kernels, late writes, inputs modified unlike the reference, outputs
-laid out unlike the reference's, and tampering (services/sandbox/harness.py).
+laid out unlike the reference's, and tampering (services/sandbox/candidate/harness.py).
 """
 
 from __future__ import annotations
@@ -24,20 +24,20 @@ from dataclasses import dataclass
 import torch
 
 from drkernel.v1 import sandbox_pb2 as pb
-from services.profiler.collect import KernelTime, method
-from services.profiler.summary import kernel_profiles, profile_summary
-from services.sandbox.candidate_client import CandidateClient, CandidateFailed, CandidateLost, CandidateRun, JudgeOutOfMemory
-from services.sandbox.compare import Comparison, compare_outputs
-from services.sandbox.feedback import feedback_text
-from services.sandbox.memory import Footprint, fits, free_bytes, gib
-from services.sandbox.profiles import plan_for
-from services.sandbox.protocol import LaunchRecord, Problem
-from services.sandbox.reference import Reference, ReferenceRun, TaskFailed
-from services.sandbox.reward import compute_reward
-from services.sandbox.runner import DTYPES, RunSpec
+from services.profiler import KernelTime, kernel_profiles, method, profile_summary
+from services.sandbox.judge.candidate_client import CandidateClient, CandidateLost, CandidateRun, JudgeOutOfMemory
+from services.sandbox.judge.compare import Comparison, compare_outputs
+from services.sandbox.judge.correctness_profiles import plan_for
+from services.sandbox.judge.memory import Footprint, fits, free_bytes, gib
+from services.sandbox.judge.reference import Reference, ReferenceRun, TaskFailed
+from services.sandbox.judge.timing import summarize
 from services.sandbox.settings import SandboxSettings, Tolerance
-from services.sandbox.task_source import TaskSource, resized_plans, syntax_error, tiny_plans
-from services.sandbox.timing import Clock, sample_values, summarize
+from services.sandbox.shared.clock import Clock, sample_values
+from services.sandbox.shared.feedback import feedback_text
+from services.sandbox.shared.reward import compute_reward
+from services.sandbox.shared.runner import DTYPES
+from services.sandbox.shared.task_source import TaskSource, resized_plans, syntax_error, tiny_plans
+from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, Problem, RunSpec
 
 # Modes of the tiny run; the first is KernelBench's (a freshly built module is in training
 # mode; the harness evaluates without autograd) and is the one compared with the reference.
@@ -862,7 +862,7 @@ class Evaluation:
 
     def _check_kernels_matter(self) -> str:
         """One more call with every result of the candidate's own kernels destroyed
-        (knockout.py): outputs that stay right were not computed by those kernels."""
+        (candidate/knockout.py): outputs that stay right were not computed by those kernels."""
         spec = self._spec(dict(self.tiny_spec.constants), inputs=1 + 100 * len(_MODES))
         try:
             expected = self._reference(spec)

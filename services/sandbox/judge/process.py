@@ -15,13 +15,14 @@ from pathlib import Path
 import torch
 
 from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.candidate_client import CandidateClient
-from services.sandbox.funnel import BadTask, Evaluation, NotJudged
-from services.sandbox.protocol import JUDGE_COMMAND, JobDone, JudgeReady, Shutdown, receive_with_fds, send
-from services.sandbox.reference import OutputCache, Reference
+from services.sandbox.judge.candidate_client import CandidateClient
+from services.sandbox.judge.funnel import BadTask, Evaluation, NotJudged
+from services.sandbox.judge.reference import OutputCache, Reference
 from services.sandbox.settings import SandboxSettings
-from services.sandbox.task_source import parse_task
-from services.sandbox.timing import Clock
+from services.sandbox.shared.clock import Clock
+from services.sandbox.shared.task_source import parse_task
+from services.sandbox.wire.framing import Shutdown, receive_with_fds, send
+from services.sandbox.wire.server_judge import JUDGE_COMMAND, JobDone, JudgeReady
 
 _REFERENCES_KEPT = 8
 
@@ -100,6 +101,3 @@ def main(argv: list[str] | None = None) -> None:
         done, response = judge.evaluate(request, socket.socket(fileno=fds[0]))
         send(control, done, response.SerializeToString())
 
-
-if __name__ == "__main__":
-    main()

@@ -7,20 +7,19 @@ inputs in both processes without any tensor crossing between them.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import importlib.util
 import sys
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import torch
 
-from services.sandbox.task_source import with_constants
+from services.sandbox.shared.task_source import with_constants
+from services.sandbox.wire.judge_candidate import RunSpec
 
 _MODELS_KEPT = 4
 DTYPES: dict[str, torch.dtype] = {
@@ -29,28 +28,6 @@ DTYPES: dict[str, torch.dtype] = {
     "float16": torch.float16,
     "bfloat16": torch.bfloat16,
 }
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """Everything that decides one forward call. Equal specs give equal weights and inputs."""
-
-    constants: tuple[tuple[str, int], ...] = ()
-    weight_seed: int = 0
-    input_seed: int = 0
-    scale: float = 1.0
-    dtype: str | None = None
-    round_to: str | None = None
-    train: bool = False
-    grad: bool = False
-
-    @property
-    def model_key(self) -> tuple[object, ...]:
-        return (self.constants, self.weight_seed, self.dtype, self.round_to)
-
-    def call(self, index: int) -> RunSpec:
-        """The spec of the index-th forward call of a timed trial: fresh inputs for each."""
-        return dataclasses.replace(self, input_seed=self.input_seed + 1_000_003 * index)
 
 
 class UserCodeError(Exception):

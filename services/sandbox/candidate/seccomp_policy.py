@@ -82,14 +82,3 @@ def install() -> None:
     # library falls back to clone, whose flags are checked above.
     policy.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
     policy.load()
-
-
-def available() -> tuple[bool, str]:
-    """Whether libseccomp can be loaded here, with a reason when it cannot."""
-    try:
-        import pyseccomp
-
-        pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
-    except Exception as error:  # noqa: BLE001 - any failure means "not available"
-        return False, f"libseccomp unavailable: {error}"
-    return True, "system calls past the namespaces are refused (EPERM)"

@@ -16,11 +16,12 @@ from typing import Any
 
 import torch
 
-from services.profiler.collect import KernelTime, profile_calls
-from services.sandbox.runner import ModelRunner, RunSpec, flatten_outputs, load_module
-from services.sandbox.task_source import TaskSource, with_constants
-from services.sandbox.tensor_bits import Snapshot
-from services.sandbox.timing import Clock, GraphedCalls, TrialTiming
+from services.profiler import KernelTime, profile_calls
+from services.sandbox.shared.clock import Clock, GraphedCalls, TrialTiming
+from services.sandbox.shared.runner import ModelRunner, flatten_outputs, load_module
+from services.sandbox.shared.task_source import TaskSource, with_constants
+from services.sandbox.shared.tensor_bits import Snapshot
+from services.sandbox.wire.judge_candidate import RunSpec
 
 
 class TaskFailed(Exception):
@@ -103,7 +104,7 @@ class Reference:
             before = {i: Snapshot(x) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)}
             outputs = [t.detach() for t in flatten_outputs(self.runner.forward(model, inputs, spec))]
             modified = {i: inputs[i].detach() for i, snapshot in before.items() if not snapshot.unchanged(inputs[i])}
-        except Exception as error:  # noqa: BLE001 - the task's code failed, or device memory ran out
+        except Exception as error:
             raise TaskFailed(f"{type(error).__name__}: {error}") from error
         result = ReferenceRun(
             outputs, modified,
@@ -112,10 +113,6 @@ class Reference:
         )
         self._cache.put((self.key, spec), result)
         return result
-
-    def outputs(self, spec: RunSpec) -> list[torch.Tensor]:
-        """The reference's outputs for a spec; raises TaskFailed if the task fails."""
-        return self.run(spec).outputs
 
     def profile(self, spec: RunSpec, calls: int) -> list[KernelTime]:
         """Every kernel of ``calls`` forward calls of the reference (the same for every
@@ -135,7 +132,7 @@ class Reference:
         self._graph = None
         try:
             self._graph = GraphedCalls(lambda x: flatten_outputs(self.runner.forward(model, x, spec)), inputs, self.runner.device)
-        except Exception as error:  # noqa: BLE001 - uncapturable reference: timed eagerly
+        except Exception as error:
             torch.cuda.synchronize(self.runner.device)
             return f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"
         return ""

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from services.sandbox.tensor_bits import Snapshot
+from services.sandbox.shared.tensor_bits import Snapshot
 
 
 def _overwrite(tensor: torch.Tensor) -> None:

@@ -6,7 +6,7 @@ read-only view of only the paths Python needs, a private writable scratch direct
 private /tmp, a scrubbed environment and no capabilities. When the server runs as root the
 process also drops to an unprivileged uid of its own, so that the process limit binds. Resource
 limits apply in every mode; the seccomp filter is installed by the process itself
-(services/sandbox/seccomp_policy.py). Without bubblewrap ("none" mode) only the environment,
+(services/sandbox/candidate/seccomp_policy.py). Without bubblewrap ("none" mode) only the environment,
 the uid, the scratch directory and the limits remain: the server says so at start and in
 SandboxService/Describe.
 """
@@ -22,16 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from drkernel.logs import get_logger
-from services.sandbox import seccomp_policy
 from services.sandbox.settings import IsolationSettings
 
 log = get_logger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 # What a sandboxed process needs of the project: the two packages, not tests, benchmarks or
 # the repository's other files.
 _PROJECT_PACKAGES = (PROJECT_ROOT / "drkernel", PROJECT_ROOT / "services")
-_TASKS_DIR = Path(__file__).resolve().parent / "tasks"
+_TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
 _SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt/conda")
 _ETC_FILES = (
     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
@@ -54,6 +53,18 @@ def _python_paths() -> set[str]:
         if inside or "site-packages" in entry or "dist-packages" in entry or entry in configured:
             paths.add(entry)
     return paths
+
+
+def _seccomp_available() -> tuple[bool, str]:
+    """Whether libseccomp can be loaded here (candidates install their filter with it:
+    candidate/seccomp_policy.py), with a reason when it cannot."""
+    try:
+        import pyseccomp
+
+        pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
+    except Exception as error:
+        return False, f"libseccomp unavailable: {error}"
+    return True, "system calls past the namespaces are refused (EPERM)"
 
 
 @dataclass(frozen=True)
@@ -89,7 +100,7 @@ class Launcher:
         self.is_root = os.geteuid() == 0
         self.bwrap = shutil.which("bwrap")
         self.namespaces = self._namespaces_usable()
-        self.seccomp, self._seccomp_detail = seccomp_policy.available() if settings.seccomp else (False, "disabled by settings")
+        self.seccomp, self._seccomp_detail = _seccomp_available() if settings.seccomp else (False, "disabled by settings")
         if settings.mode == "bubblewrap" and not self.namespaces:
             raise RuntimeError("isolation.mode is bubblewrap but bubblewrap cannot create namespaces here")
         if not self.namespaces:

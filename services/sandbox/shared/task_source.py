@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from drkernel.errors import InvalidArgument
+from drkernel.kernelbench import module_level_names
 
 REQUIRED_TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
 _ARITHMETIC = {
@@ -37,21 +38,6 @@ def syntax_error(source: str, filename: str = "candidate.py") -> str | None:
     except ValueError as error:  # e.g. null bytes
         return str(error)
     return None
-
-
-def module_level_names(tree: ast.Module) -> set[str]:
-    """Names a module binds at top level (classes, functions, assignments, imports)."""
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return names
 
 
 def _literal_int(node: ast.expr) -> int | None:
@@ -178,14 +164,6 @@ def with_constants(source: str, values: Mapping[str, int]) -> str:
         replaced = first[: constant.col_offset] + str(values[constant.name]) + last[constant.end_col_offset :]
         lines[constant.lineno - 1 : constant.end_lineno] = [replaced]
     return "".join(lines)
-
-
-def defines_model_new(source: str) -> bool:
-    """True if the candidate binds ``ModelNew`` at module level (class, assignment or import)."""
-    try:
-        return "ModelNew" in module_level_names(ast.parse(source))
-    except (SyntaxError, ValueError):
-        return False
 
 
 def tiny_plans(sizes: Mapping[str, int], cap: int) -> list[dict[str, int]]:

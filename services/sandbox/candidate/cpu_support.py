@@ -20,7 +20,7 @@ import ast
 import types
 from typing import Any
 
-from services.sandbox import libdevice_numpy
+from services.sandbox.candidate import libdevice_numpy
 
 
 def install() -> None:

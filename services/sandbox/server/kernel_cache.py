@@ -69,7 +69,7 @@ class KernelCache:
         (a corrupt one is removed): a miss costs only a compilation."""
         path = self._path(source)
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - held open: eviction may unlink it meanwhile
+            handle = open(path, "rb")
         except FileNotFoundError:
             return False
         try:

@@ -24,10 +24,10 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from triton.runtime.jit import JITFunction
 
-from services.sandbox import libdevice_numpy
-from services.sandbox.launches import CompileRequest
-from services.sandbox.libdevice_numpy import CUDA_MODULE, STUB_MODULE
-from services.sandbox.protocol import KernelCompile
+from services.sandbox.candidate import libdevice_numpy
+from services.sandbox.candidate.launches import CompileRequest
+from services.sandbox.candidate.libdevice_numpy import CUDA_MODULE, STUB_MODULE
+from services.sandbox.wire.judge_candidate import KernelCompile
 
 TARGET = GPUTarget("cuda", 90, 32)
 
@@ -146,6 +146,6 @@ def _compile(twins: _Twins, request: CompileRequest) -> KernelCompile:
     try:
         kernel = twins.kernel(request.fn)
         triton.compile(ASTSource(kernel, request.signature, request.constexprs), target=TARGET, options=request.options)
-    except Exception as error:  # noqa: BLE001 - every compiler failure is the candidate's
+    except Exception as error:
         return KernelCompile(name=request.name, ok=False, message=f"compiling {what}: {error}"[:8000])
     return KernelCompile(name=request.name, ok=True, message=f"compiled {what} for sm_90"[:8000])

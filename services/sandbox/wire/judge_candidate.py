@@ -1,0 +1,262 @@
+"""Messages between the judge and a candidate's sandboxed process (no torch).
+
+The candidate's process is untrusted: its replies are validated on receipt (wire/framing.py)
+and bounded in size; output tensors follow a reply as its payload (wire/tensors.py) or, on a
+GPU, as file descriptors (wire/cuda_share.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import Field, TypeAdapter
+
+from services.sandbox.wire.framing import Message, Shutdown
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that decides one forward call. Equal specs give equal weights and inputs."""
+
+    constants: tuple[tuple[str, int], ...] = ()
+    weight_seed: int = 0
+    input_seed: int = 0
+    scale: float = 1.0
+    dtype: str | None = None
+    round_to: str | None = None
+    train: bool = False
+    grad: bool = False
+
+    @property
+    def model_key(self) -> tuple[object, ...]:
+        return (self.constants, self.weight_seed, self.dtype, self.round_to)
+
+    def call(self, index: int) -> RunSpec:
+        """The spec of the index-th forward call of a timed trial: fresh inputs for each."""
+        return dataclasses.replace(self, input_seed=self.input_seed + 1_000_003 * index)
+
+
+# Judge -> candidate -------------------------------------------------------------------
+
+
+class Load(Message):
+    """Import the candidate and build ModelNew once for ``spec`` (checks its constructor)."""
+
+    kind: Literal["load"] = "load"
+    candidate_source: str
+    inputs_source: str
+    spec: RunSpec
+
+
+class Run(Message):
+    """One checked forward call; outputs come back as the payload."""
+
+    kind: Literal["run"] = "run"
+    spec: RunSpec
+    late_write_wait_seconds: float
+    # overwrite what the candidate's own kernels write, right after each launch (candidate/knockout.py)
+    knock_out: bool = False
+    # positions of the inputs the reference itself modifies: the candidate may modify these
+    # too, and then hands their final values back after its outputs
+    mutable_inputs: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1024)
+
+
+class CompileCheck(Message):
+    """Compile every Triton kernel launched so far for a GPU target (CPU mode)."""
+
+    kind: Literal["compile_check"] = "compile_check"
+
+
+class TimeTrial(Message):
+    """One timed trial: ``calls`` forward calls back to back, each on fresh inputs; with
+    ``graph``, fresh inputs copied into the captured graph's and the graph replayed."""
+
+    kind: Literal["time_trial"] = "time_trial"
+    spec: RunSpec
+    calls: int = Field(1, ge=1, le=1024)
+    graph: bool = False
+
+
+class CaptureGraph(Message):
+    """Capture ``calls`` forward calls on inputs made from ``spec`` as one CUDA graph."""
+
+    kind: Literal["capture_graph"] = "capture_graph"
+    spec: RunSpec
+    calls: int = Field(ge=1, le=1024)
+
+
+class Sample(Message):
+    """Values of the last timed trial's outputs at positions drawn from ``seed``, for the
+    calls listed (by index within the trial)."""
+
+    kind: Literal["sample"] = "sample"
+    seed: int = Field(ge=0)
+    calls: list[Annotated[int, Field(ge=0)]] = Field(max_length=1024)
+
+
+class Profile(Message):
+    """Profile ``calls`` forward calls: every kernel's time and whether it is the candidate's."""
+
+    kind: Literal["profile"] = "profile"
+    spec: RunSpec
+    calls: int = Field(1, ge=1, le=64)
+
+
+Command = Annotated[
+    Load | Run | CompileCheck | TimeTrial | CaptureGraph | Sample | Profile | Shutdown, Field(discriminator="kind")
+]
+
+# Candidate -> judge -------------------------------------------------------------------
+
+
+class TensorMeta(Message):
+    """One output tensor: its bytes follow in the payload, in order, C-contiguous, or, when
+    ``shared``, in GPU memory behind the next file descriptor sent with the message."""
+
+    dtype: str
+    shape: list[Annotated[int, Field(ge=0)]] = Field(max_length=16)
+    nbytes: int = Field(ge=0)
+    shared: bool = False
+
+
+class LaunchRecord(Message):
+    """A Triton launch that ran to the end; ``stored_bytes`` is known for interpreted
+    launches, ``stream`` (the raw CUDA stream) for compiled ones."""
+
+    name: str = Field(max_length=512)
+    own: bool
+    programs: int = Field(ge=0)
+    stored_bytes: int | None = Field(None, ge=0)
+    stream: int | None = Field(None, ge=0)
+
+
+class Ready(Message):
+    """The candidate process is up, instrumented and waiting."""
+
+    kind: Literal["ready"] = "ready"
+
+
+class Loaded(Message):
+    """The candidate module imported and ModelNew was built on the named device."""
+
+    kind: Literal["loaded"] = "loaded"
+    parameters: int
+    device_name: str
+
+
+class Problem(Message):
+    """Something wrong with a run besides its values: ``hack`` findings make the verdict
+    VERDICT_HACKED, ``incorrect`` ones VERDICT_INCORRECT."""
+
+    severity: Literal["hack", "incorrect"]
+    message: str = Field(max_length=2000)
+
+
+class RunResult(Message):
+    """What one checked forward call did."""
+
+    kind: Literal["run_result"] = "run_result"
+    outputs: list[TensorMeta] = Field(max_length=1024)
+    launches: list[LaunchRecord] = Field(max_length=100_000)
+    problems: list[Problem] = Field(max_length=64)
+    tampered: list[str] = Field(max_length=64)
+    seconds: float
+    # tensors overwritten by a knocked-out call (0 otherwise)
+    overwritten: int = Field(0, ge=0)
+    # strides of each output as forward returned it (the payload is always contiguous)
+    output_strides: list[list[int]] = Field(default_factory=list, max_length=1024)
+    # positions of the mutable inputs it modified; their final values follow the outputs
+    modified_inputs: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1024)
+
+
+class KernelCompile(Message):
+    """The compile outcome of one launched kernel."""
+
+    name: str
+    ok: bool
+    message: str = ""
+
+
+class CompileResult(Message):
+    """Outcome of CompileCheck."""
+
+    kind: Literal["compile_result"] = "compile_result"
+    kernels: list[KernelCompile] = Field(max_length=1024)
+
+
+class TrialResult(Message):
+    """One timed trial: microseconds per call on the timed stream, how long device work it
+    started kept running after that (shared/clock.py), and what ran."""
+
+    kind: Literal["trial_result"] = "trial_result"
+    stream_us: float
+    late_us: float = Field(ge=0)
+    launches: list[LaunchRecord] = Field(max_length=100_000)
+    tampered: list[str] = Field(max_length=64)
+
+
+class SampleResult(Message):
+    """The sampled values, call by call and output by output, as tensors in the payload;
+    ``superseded`` lists (call-major, over the calls asked for) outputs not sampled because a
+    later call of the trial returned the same buffer (timing.superseded)."""
+
+    kind: Literal["sample_result"] = "sample_result"
+    samples: list[TensorMeta] = Field(max_length=65_536)
+    superseded: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=65_536)
+
+
+class GraphCaptured(Message):
+    """Outcome of CaptureGraph: ``error`` says why capture failed (eager timing then)."""
+
+    kind: Literal["graph_captured"] = "graph_captured"
+    error: str = Field("", max_length=2000)
+    launches: list[LaunchRecord] = Field(max_length=100_000)
+
+
+class ProfiledKernel(Message):
+    """One kernel name's launches and total time over the profiled calls."""
+
+    name: str = Field(max_length=1024)
+    launches: int = Field(ge=0)
+    time_us: float = Field(ge=0)
+    own: bool
+
+
+class ProfileResult(Message):
+    """Outcome of Profile."""
+
+    kind: Literal["profile_result"] = "profile_result"
+    kernels: list[ProfiledKernel] = Field(max_length=10_000)
+
+
+# "resources": the harness's own bookkeeping (snapshots, handing outputs over) ran out of
+# memory, which is not the candidate's fault.
+ErrorKind = Literal["compile", "construct", "runtime", "resources", "internal"]
+
+
+class CandidateFailed(Exception):
+    """A command failed because of the candidate's code (or, rarely, the harness); ``kind``
+    says at which step. Raised in the candidate's process, it travels as a Failure reply and
+    is raised again in the judge."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Failure(Message):
+    """The command failed because of the candidate's code (or, rarely, the harness)."""
+
+    kind: Literal["failure"] = "failure"
+    error: ErrorKind
+    message: str = Field(max_length=65536)
+
+
+Reply = Annotated[
+    Ready | Loaded | RunResult | CompileResult | TrialResult | SampleResult | GraphCaptured | ProfileResult | Failure,
+    Field(discriminator="kind"),
+]
+COMMAND = TypeAdapter(Command)
+REPLY = TypeAdapter(Reply)
