@@ -174,7 +174,22 @@ class IsolationSettings(Section):
             "auto: bubblewrap when installed, else none with a loud warning."
         ),
     )
-    uid_base: int = Field(61000, ge=1000, description="When run as root, worker slot i drops to uid_base + i.")
+    uid_base: int = Field(
+        61000,
+        ge=1000,
+        description=(
+            "When run as root, each worker drops its candidate and judge processes to two uids of "
+            "[uid_base, uid_base + uid_count) that no other sandbox server on the host holds."
+        ),
+    )
+    uid_count: int = Field(4096, ge=2, description="How many uids from uid_base the workers may claim.")
+    uid_lock_dir: Path = Field(
+        Path("/tmp/drkernel-uids"),
+        description=(
+            "Where workers lock the uids they hold (services/sandbox/server/uids.py). It must be "
+            "the same directory for every sandbox server on the host: in Kubernetes, a hostPath."
+        ),
+    )
     seccomp: bool = Field(True, description="Install the seccomp filter in candidates.")
     memory_bytes: int = Field(8 * 2**30, gt=0, description="Address-space limit of a CPU candidate process.")
     judge_memory_bytes: int = Field(

@@ -17,6 +17,7 @@ import pytest
 
 from drkernel.cli import build_parser
 from drkernel.config import load_settings
+from services.sandbox.settings import IsolationSettings
 
 from .helpers import MONITORING, REPO, VARIANT_NAMES, Variant
 
@@ -122,6 +123,11 @@ def test_containers_are_locked_down(variants: dict[str, Variant], name: str) -> 
             assert pod.get("hostUsers") is False, f"{where}: an unmasked /proc only inside a pod user namespace"
         if sandbox and not root:
             assert pod.get("hostUsers") is False and context.get("procMount") == "Unmasked", where
+        if sandbox and root:  # uids are the host's: claims must be node-wide (services/sandbox/server/uids.py)
+            lock_dir = str(IsolationSettings().uid_lock_dir)
+            (claims,) = [m for m in container["volumeMounts"] if m["mountPath"] == lock_dir]
+            (volume,) = [v for v in pod["volumes"] if v["name"] == claims["name"]]
+            assert volume["hostPath"]["type"] == "DirectoryOrCreate", where
 
 
 @pytest.mark.parametrize("name", VARIANT_NAMES)

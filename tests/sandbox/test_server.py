@@ -126,3 +126,20 @@ def test_full_queue_answers_resource_exhausted_and_retrying_clients_all_succeed(
         assert verdicts == [pb.VERDICT_SYNTAX_ERROR] * 4
     finally:
         background_loop.run(running.stop())
+
+
+def test_a_candidate_process_that_cannot_start_is_not_judged_against_the_candidate(background_loop, tmp_path):
+    """Before Ready no candidate code has run: a start failure (here an address-space limit too
+    small for the harness to import torch) is the sandbox's, answered RESOURCE_EXHAUSTED."""
+    settings = sandbox_settings(tmp_path, cpu_workers=1, warm_candidates=1)
+    settings = settings.model_copy(update={"isolation": settings.isolation.model_copy(update={"memory_bytes": 2**28})})
+    running = background_loop.run(start_sandbox(settings))
+    try:
+        with grpc.insecure_channel(running.address, options=[("grpc.enable_retries", 0)]) as channel:
+            stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
+            with pytest.raises(grpc.RpcError) as raised:
+                evaluate(stub, "relu_task.py", "relu_triton.py")
+        assert raised.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "failed while starting, before its code was loaded" in raised.value.details()
+    finally:
+        background_loop.run(running.stop())

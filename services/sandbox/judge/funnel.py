@@ -61,11 +61,12 @@ class BadTask(Exception):
 
 
 class NotJudged(Exception):
-    """Device memory ran out where nothing can be skipped (the reference on the task's inputs,
-    the candidate's first call and four modes, timing, the judge's own work in any stage) even
-    after the judge freed its own: the GPU's memory is taken by other work. No verdict, since
-    an honest kernel must never pay for it; the server answers RESOURCE_EXHAUSTED and the
-    caller may retry."""
+    """The sandbox could not judge, through no fault of the candidate: device memory ran out
+    where nothing can be skipped (the reference on the task's inputs, the candidate's first
+    call and four modes, timing, the judge's own work in any stage) even after the judge freed
+    its own, or the candidate's process failed while starting, before its code was loaded. No
+    verdict, since an honest kernel must never pay for it; the server answers
+    RESOURCE_EXHAUSTED and the caller may retry."""
 
 
 class _Stop(Exception):
@@ -242,7 +243,10 @@ class Evaluation:
         return "parsed"
 
     def _load(self) -> str:
-        self.candidate.ready()
+        try:
+            self.candidate.ready()
+        except CandidateLost as lost:  # no candidate code ran yet: the sandbox failed, not the candidate
+            raise NotJudged(f"the candidate's process failed while starting, before its code was loaded ({lost})") from lost
         task_failure: list[TaskFailed] = []
 
         def reference_meanwhile() -> None:

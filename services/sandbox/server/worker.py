@@ -29,6 +29,7 @@ from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.server.isolation import Launcher, ProcessSpec
 from services.sandbox.server.kernel_cache import KernelCache
+from services.sandbox.server.uids import claim_uids
 from services.sandbox.settings import SandboxSettings
 from services.sandbox.shared.feedback import feedback_text
 from services.sandbox.shared.reward import compute_reward
@@ -162,9 +163,9 @@ class Worker:
             plan_cores(os.sched_getaffinity(0), slot - settings.cpu_workers, gpu_count)
             if self.kind == "cuda" else CorePlan((), (), ())
         )
-        uid_base = settings.isolation.uid_base
-        self._candidate_uid = uid_base + 2 * slot
-        self._judge_uid = uid_base + 2 * slot + 1
+        isolation = settings.isolation
+        self._uids = claim_uids(isolation.uid_lock_dir, isolation.uid_base, isolation.uid_count, needed=2)
+        self._candidate_uid, self._judge_uid = self._uids.uids
 
     # Processes ----------------------------------------------------------------------------
 
@@ -264,6 +265,7 @@ class Worker:
                 pass
             await self._judge.kill()
         shutil.rmtree(self.root, ignore_errors=True)
+        self._uids.release()
 
     # Compiled-kernel cache -------------------------------------------------------------------
 

@@ -1,0 +1,61 @@
+"""Sandbox uids that no other sandbox server on this host uses at the same time.
+
+RLIMIT_NPROC counts every process and thread of a uid across the whole machine. Two sandbox
+servers whose workers dropped to the same uids (two test sessions, two pods on one node, which
+share the host's user namespace) would share one process budget, so one server's candidates
+could make another's fail to start — an honest kernel charged for a neighbour's load. Each
+worker therefore claims its uids by holding an exclusive ``flock`` on a file named after each
+uid in a host-wide directory. The kernel drops the lock when the holder dies, so a crashed
+server never leaks a claim and no cleanup is needed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from drkernel.errors import FailedPrecondition
+
+
+class UidClaim:
+    """Uids held for one worker until :meth:`release` (or the process's death)."""
+
+    def __init__(self, uids: tuple[int, ...], locks: list[int]) -> None:
+        self.uids = uids
+        self._locks = locks
+
+    def release(self) -> None:
+        for fd in self._locks:
+            os.close(fd)
+        self._locks = []
+
+
+def _try_lock(path: Path) -> int | None:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def claim_uids(lock_dir: Path, first: int, count: int, needed: int) -> UidClaim:
+    """The lowest ``needed`` free uids in ``[first, first + count)``, locked under ``lock_dir``."""
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    uids: list[int] = []
+    locks: list[int] = []
+    for uid in range(first, first + count):
+        fd = _try_lock(lock_dir / f"uid-{uid}.lock")
+        if fd is None:
+            continue
+        uids.append(uid)
+        locks.append(fd)
+        if len(uids) == needed:
+            return UidClaim(tuple(uids), locks)
+    UidClaim(tuple(uids), locks).release()
+    raise FailedPrecondition(
+        f"no {needed} free sandbox uids in [{first}, {first + count}) (claims in {lock_dir}): "
+        "raise sandbox.isolation.uid_count or stop other sandbox servers on this host"
+    )
