@@ -36,15 +36,20 @@ def test_too_few_free_uids_is_a_clear_error_and_holds_nothing(tmp_path: Path) ->
 
 def test_another_process_claim_is_respected_until_it_dies(tmp_path: Path) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys, time
             from pathlib import Path
             from services.sandbox.server.uids import claim_uids
             claim = claim_uids(Path({str(tmp_path)!r}), 70000, 8, needed=2)
             print(*claim.uids, flush=True)
             time.sleep(60)
-        """)],
-        stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None
