@@ -86,7 +86,7 @@ def run_config(args: argparse.Namespace, model: Path, train: list[str], heldout:
             },
             "reward": {"staged_partial_credit": True},
             "optim": {"lr": args.rl_lr, "micro_batch_rows": 8},
-            "checkpoint": {"every_steps": 2, "keep": 1},  # a call cut short resumes from here
+            "checkpoint": {"every_steps": 1, "keep": 1},  # a call cut short resumes from here
             "services": {"sandbox_workers": args.sandbox_workers},
         }
     )
@@ -218,6 +218,13 @@ def main() -> int:
     source.add_argument("--model", type=Path, help="Base model directory (default: the embedded one).")
     source.add_argument("--gguf", type=Path, help="Base model as the embedded package's GGUF file, converted here.")
     parser.add_argument("--stop-after", choices=("sft", "rl"), help="Stop after this phase (resume later).")
+    parser.add_argument(
+        "--skip-evaluation",
+        action="append",
+        choices=("base", "sft"),
+        default=[],
+        help="Leave out this evaluation (measured by an earlier run of the same recipe: a lease is short).",
+    )
     parser.add_argument("--quick", action="store_true", help="Tiny sizes: checks the pipeline, proves nothing.")
     parser.add_argument("--sandbox-workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     args = parser.parse_args()
@@ -256,9 +263,11 @@ def main() -> int:
     print(f"{len(train)} training tasks, held out: {', '.join(heldout)} ({len(excluded)} kept out of SFT)", flush=True)
     model = base_model(args, out)
     config = run_config(args, model, train, heldout)
-    phase(out, "eval_base", lambda: evaluate(args, model, config))
+    if "base" not in args.skip_evaluation:
+        phase(out, "eval_base", lambda: evaluate(args, model, config))
     sft_model = Path(phase(out, "sft", lambda: sft(args, out, model, excluded))["out_dir"])
-    phase(out, "eval_sft", lambda: evaluate(args, sft_model, config))
+    if "sft" not in args.skip_evaluation:
+        phase(out, "eval_sft", lambda: evaluate(args, sft_model, config))
     if args.stop_after != "sft":
         rl_config = config.model_copy(update={"model": sft_model})
         rl_model = Path(phase(out, "rl", lambda: rl(out, rl_config))["model"])
