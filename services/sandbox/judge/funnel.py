@@ -20,21 +20,32 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
 from drkernel.config import SandboxSettings, Tolerance
-from drkernel.v1 import sandbox_pb2 as pb
-from services.profiler import KernelTime, kernel_profiles, method, profile_summary
+from services.profiler import KernelTime, ProfileSummary, kernel_profiles, method, profile_summary
 from services.sandbox.judge.candidate_client import CandidateClient, CandidateLost, CandidateRun, JudgeOutOfMemory
 from services.sandbox.judge.compare import Comparison, compare_outputs
 from services.sandbox.judge.correctness_profiles import plan_for
+from services.sandbox.judge.evidence import HackEvidence, Stop
 from services.sandbox.judge.memory import Footprint, fits, free_bytes, gib
 from services.sandbox.judge.reference import Reference, ReferenceRun, TaskFailed
 from services.sandbox.judge.timing import summarize
 from services.sandbox.shared.clock import Clock, sample_values
-from services.sandbox.shared.feedback import feedback_text
-from services.sandbox.shared.reward import compute_reward
+from services.sandbox.shared.evaluation import (
+    CorrectnessCheck,
+    EvaluationRequest,
+    InputVariant,
+    Judgement,
+    Stage,
+    StageResult,
+    StageStatus,
+    TimingReport,
+    TritonKernel,
+    Verdict,
+)
 from services.sandbox.shared.runner import DTYPES
 from services.sandbox.shared.task_source import TaskSource, resized_plans, syntax_error, tiny_plans
 from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, Problem, RunSpec
@@ -68,15 +79,24 @@ class NotJudged(Exception):
     caller may retry."""
 
 
-class _Stop(Exception):
-    def __init__(self, verdict: int, error: str, hack_reasons: Sequence[str] = ()) -> None:
-        super().__init__(error)
-        self.verdict, self.error, self.hack_reasons = verdict, error, list(hack_reasons)
+class _Ended(NamedTuple):
+    """How a stage that let the funnel go on ended (one that stops it raises Stop)."""
+
+    status: StageStatus
+    detail: str
+
+
+def _passed(detail: str) -> _Ended:
+    return _Ended(StageStatus.PASSED, detail)
+
+
+def _skipped(detail: str) -> _Ended:
+    return _Ended(StageStatus.SKIPPED, detail)
 
 
 @dataclass(frozen=True)
 class _Variant:
-    kind: int
+    kind: InputVariant
     description: str
     candidate: RunSpec
     reference: RunSpec
@@ -130,11 +150,11 @@ def _is_out_of_memory(error: BaseException) -> bool:
 
 
 class Evaluation:
-    """One candidate judged against one task; ``run()`` returns the response."""
+    """One candidate judged against one task; ``run()`` returns the judgement."""
 
     def __init__(
         self,
-        request: pb.EvaluateRequest,
+        request: EvaluationRequest,
         task: TaskSource,
         reference: Reference,
         candidate: CandidateClient,
@@ -145,10 +165,14 @@ class Evaluation:
         self.request, self.task, self.reference, self.candidate = request, task, reference, candidate
         self.settings, self.device, self.clock = settings, device, clock
         options = request.options
-        self.base_seed = options.seed if options.HasField("seed") else settings.seed
+        self.base_seed = options.seed if options.seed is not None else settings.seed
         self.plan = plan_for(options.correctness_profile, settings.correctness)
-        self.response = pb.EvaluateResponse(request_id=request.request_id, correctness_profile=self.plan.profile)
-        self.hack_reasons: list[str] = []
+        self.evidence = HackEvidence()
+        self.checks: list[CorrectnessCheck] = []
+        self.timing: TimingReport | None = None
+        self.speedup = 0.0
+        self.profile: ProfileSummary | None = None
+        self.device_name = ""
         self.kernels: Counter[str] = Counter()
         self.programs: Counter[str] = Counter()
         self._first_run: CandidateRun | None = None
@@ -178,70 +202,64 @@ class Evaluation:
 
     # The funnel -----------------------------------------------------------------------------
 
-    def run(self) -> pb.EvaluateResponse:
-        steps: list[tuple[int, Callable[[], str]]] = [
-            (pb.STAGE_SYNTAX, self._syntax),
-            (pb.STAGE_LOAD, self._load),
-            (pb.STAGE_COMPILE, self._compile),
-            (pb.STAGE_TINY_RUN, self._tiny_run),
-            (pb.STAGE_CORRECTNESS, self._correctness),
-            (pb.STAGE_TIMING, self._timing),
-            (pb.STAGE_PROFILE, self._profile),
+    def run(self) -> Judgement:
+        steps: list[tuple[Stage, Callable[[], _Ended]]] = [
+            (Stage.SYNTAX, self._syntax),
+            (Stage.LOAD, self._load),
+            (Stage.COMPILE, self._compile),
+            (Stage.TINY_RUN, self._tiny_run),
+            (Stage.CORRECTNESS, self._correctness),
+            (Stage.TIMING, self._timing),
+            (Stage.PROFILE, self._profile),
         ]
-        verdict, error = pb.VERDICT_CORRECT, ""
+        verdict, error = Verdict.CORRECT, ""
+        stages: list[StageResult] = []
+        furthest = Stage.UNSPECIFIED
         for index, (stage, step) in enumerate(steps):
             started = time.perf_counter()
-            record = self.response.stages.add(stage=stage)
             try:
                 try:
-                    record.detail = step()
+                    ended = step()
                 except CandidateLost as lost:
                     self.candidate_lost = True
-                    raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"the candidate's process ended unexpectedly ({lost})") from lost
-                except (TaskFailed, torch.OutOfMemoryError) as error:
-                    if not _is_out_of_memory(error):
-                        raise BadTask(f"the reference fails: {error}") from error
+                    raise Stop(Verdict.RUNTIME_ERROR, f"the candidate's process ended unexpectedly ({lost})") from lost
+                except (TaskFailed, torch.OutOfMemoryError) as failure:
+                    if not _is_out_of_memory(failure):
+                        raise BadTask(f"the reference fails: {failure}") from failure
                     self.reference.release_graph()
                     self.reference.drop_cache()
-                    raise NotJudged(f"the judge ran out of device memory in stage {pb.Stage.Name(stage)}: {error}") from error
-            except _Stop as stop:
-                record.status = pb.STAGE_STATUS_FAILED
-                record.detail = stop.error.splitlines()[0][:300] if stop.error else ""
+                    raise NotJudged(f"the judge ran out of device memory in stage STAGE_{stage.name}: {failure}") from failure
+            except Stop as stop:
+                detail = stop.error.splitlines()[0][:300] if stop.error else ""
+                stages.append(StageResult(stage, StageStatus.FAILED, time.perf_counter() - started, detail))
+                stages.extend(StageResult(later, StageStatus.SKIPPED) for later, _ in steps[index + 1 :])
                 verdict, error = stop.verdict, stop.error
-                self.hack_reasons.extend(r for r in stop.hack_reasons if r not in self.hack_reasons)
-                for later, _ in steps[index + 1 :]:
-                    self.response.stages.add(stage=later, status=pb.STAGE_STATUS_SKIPPED)
                 break
-            finally:
-                record.elapsed_seconds = time.perf_counter() - started
-            record.status = pb.STAGE_STATUS_SKIPPED if record.detail.startswith("skipped") else pb.STAGE_STATUS_PASSED
-            if record.status == pb.STAGE_STATUS_PASSED:
-                self.response.furthest_stage = stage
-        if verdict == pb.VERDICT_CORRECT and self.response.timing.valid:
+            stages.append(StageResult(stage, ended.status, time.perf_counter() - started, ended.detail))
+            if ended.status == StageStatus.PASSED:
+                furthest = stage
+        if verdict == Verdict.CORRECT and self.timing is not None and self.timing.valid:
             self._retime_alone()
         self.reference.release_graph()
-        return self._finish(verdict, error)
-
-    def _finish(self, verdict: int, error: str) -> pb.EvaluateResponse:
-        response = self.response
-        response.verdict = verdict
-        response.error = error
-        response.hack_reasons.extend(self.hack_reasons if verdict == pb.VERDICT_HACKED else [])
-        for name, launches in sorted(self.kernels.items()):
-            response.triton_kernels.add(name=name, launches=launches, programs=self.programs[name])
-        response.reward = compute_reward(response, self.settings.reward)
-        response.feedback = feedback_text(response)
-        return response
+        return Judgement(
+            request_id=self.request.request_id, verdict=verdict, error=error, hack_evidence=self.evidence.reasons,
+            stages=tuple(stages), furthest_stage=furthest, checks=tuple(self.checks), timing=self.timing,
+            speedup=self.speedup, profile=self.profile, coverage=self.profile.coverage if self.profile else 0.0,
+            triton_kernels=tuple(
+                TritonKernel(name, launches, self.programs[name]) for name, launches in sorted(self.kernels.items())
+            ),
+            device_name=self.device_name, correctness_profile=self.plan.profile, candidate_lost=self.candidate_lost,
+        )
 
     # Stages ---------------------------------------------------------------------------------
 
-    def _syntax(self) -> str:
+    def _syntax(self) -> _Ended:
         problem = syntax_error(self.request.candidate_source)
         if problem:
-            raise _Stop(pb.VERDICT_SYNTAX_ERROR, problem)
-        return "parsed"
+            raise Stop(Verdict.SYNTAX_ERROR, problem)
+        return _passed("parsed")
 
-    def _load(self) -> str:
+    def _load(self) -> _Ended:
         self.candidate.ready()
         task_failure: list[TaskFailed] = []
 
@@ -258,12 +276,12 @@ class Evaluation:
         except CandidateFailed as failure:
             if task_failure:
                 self._refuse_task(task_failure[0])
-            verdict = pb.VERDICT_RUNTIME_ERROR if failure.kind == "runtime" else pb.VERDICT_COMPILE_ERROR
-            raise _Stop(verdict, str(failure)) from failure
+            verdict = Verdict.RUNTIME_ERROR if failure.kind == "runtime" else Verdict.COMPILE_ERROR
+            raise Stop(verdict, str(failure)) from failure
         if task_failure:
             self._refuse_task(task_failure[0])
-        self.response.device_name = loaded.device_name
-        return f"ModelNew built ({loaded.parameters} parameters)"
+        self.device_name = loaded.device_name
+        return _passed(f"ModelNew built ({loaded.parameters} parameters)")
 
     def _refuse_task(self, failure: TaskFailed) -> None:
         """The reference failed on its own inputs: a broken task (BadTask), unless it ran out
@@ -272,7 +290,7 @@ class Evaluation:
             raise NotJudged(f"the reference ran out of device memory on the task's inputs: {failure}") from failure
         raise BadTask(f"the reference fails on its own inputs: {failure}") from failure
 
-    def _compile(self) -> str:
+    def _compile(self) -> _Ended:
         self.tiny_spec = self._choose_tiny_spec()
         try:
             self._first_run = self._retried_run(self.tiny_spec, self.tiny_spec)
@@ -280,22 +298,22 @@ class Evaluation:
             raise NotJudged(f"the first call's inputs and outputs did not fit in device memory: {error}") from error
         except CandidateFailed as failure:
             if failure.kind == "compile":
-                raise _Stop(pb.VERDICT_COMPILE_ERROR, str(failure)) from failure
+                raise Stop(Verdict.COMPILE_ERROR, str(failure)) from failure
             self._first_failure = failure
         if self.device.type == "cpu":
             try:
                 checked = self.candidate.compile_check()
             except CandidateFailed as failure:
-                raise _Stop(pb.VERDICT_COMPILE_ERROR, f"checking the kernels' compilation failed: {failure}") from failure
+                raise Stop(Verdict.COMPILE_ERROR, f"checking the kernels' compilation failed: {failure}") from failure
             failed = [k for k in checked if not k.ok]
             if failed:
                 details = "\n".join(f"{k.name}: {k.message}" for k in failed)
-                raise _Stop(pb.VERDICT_COMPILE_ERROR, f"Triton kernel(s) do not compile for sm_90:\n{details}")
+                raise Stop(Verdict.COMPILE_ERROR, f"Triton kernel(s) do not compile for sm_90:\n{details}")
             names = ", ".join(sorted({k.name for k in checked})) or "no kernels launched"
-            return f"compiled for sm_90 (CUDA target) without a GPU: {names}"
-        return "kernels compiled"
+            return _passed(f"compiled for sm_90 (CUDA target) without a GPU: {names}")
+        return _passed("kernels compiled")
 
-    def _tiny_run(self) -> str:
+    def _tiny_run(self) -> _Ended:
         constants = dict(self.tiny_spec.constants)
         if self._first_failure is not None:
             where = f"tiny inputs ({_describe_constants(constants)})" if constants else "the task's inputs"
@@ -304,12 +322,12 @@ class Evaluation:
         where = f"{_mode_name(True, False)} on {'tiny inputs' if constants else 'the task inputs'}"
         self._check_run(self._first_run, where)
         if constants:
-            kind, description = pb.INPUT_VARIANT_TINY, f"tiny: {_describe_constants(constants)}"
+            kind, description = InputVariant.TINY, f"tiny: {_describe_constants(constants)}"
         else:  # profiles that never shrink: the first run is the task's own inputs
-            kind, description = pb.INPUT_VARIANT_ORIGINAL, f"task sizes, seed {self.tiny_spec.input_seed}"
+            kind, description = InputVariant.ORIGINAL, f"task sizes, seed {self.tiny_spec.input_seed}"
         message = self._record_check(kind, description, self._first_run, self._reference(self.tiny_spec), None)
         if message is not None:
-            raise _Stop(pb.VERDICT_INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
+            raise Stop(Verdict.INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
         self._check_launches(self._first_run.result.launches, where)
         self._first_run = None  # at the task's own sizes (profiles that never shrink) its copies are large
         need = self._footprint(self.tiny_spec)
@@ -323,16 +341,16 @@ class Evaluation:
             except JudgeOutOfMemory as error:
                 raise NotJudged(f"the judge's copies for {_mode_name(train, grad)} did not fit in device memory: {error}") from error
             except CandidateFailed as failure:
-                raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"in {_mode_name(train, grad)}: {failure}") from failure
+                raise Stop(Verdict.RUNTIME_ERROR, f"in {_mode_name(train, grad)}: {failure}") from failure
             self._check_run(run, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
             self._check_launches(run.result.launches, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
             del run  # before the next mode's copies
-        self._stop_if_hacked()
+        self.evidence.stop_if_any()
         knocked_out = self._check_kernels_matter()
-        self._stop_if_hacked()
-        return f"4 modes ran own Triton kernels; {knocked_out}; {description}"
+        self.evidence.stop_if_any()
+        return _passed(f"4 modes ran own Triton kernels; {knocked_out}; {description}")
 
-    def _correctness(self) -> str:
+    def _correctness(self) -> _Ended:
         passed = skipped = 0
         failure: str | None = None
         for variant in self._variants():
@@ -344,7 +362,7 @@ class Evaluation:
                 variant = self._fitted(variant)
                 expected = self._reference(variant.reference)
             except TaskFailed as error:
-                if variant.kind == pb.INPUT_VARIANT_ORIGINAL and _is_out_of_memory(error):
+                if variant.kind == InputVariant.ORIGINAL and _is_out_of_memory(error):
                     raise NotJudged(f"the reference ran out of device memory on the task's inputs: {error}") from error
                 self._skip(variant, f"the reference itself fails on these inputs: {error}")
                 skipped += 1
@@ -353,7 +371,7 @@ class Evaluation:
                 self._skip(variant, variant.not_applicable)
                 skipped += 1
                 continue
-            if variant.kind != pb.INPUT_VARIANT_ORIGINAL and not _finite(expected.outputs):
+            if variant.kind != InputVariant.ORIGINAL and not _finite(expected.outputs):
                 self._skip(variant, "the reference gives NaN/Inf on these inputs")
                 skipped += 1
                 continue
@@ -362,72 +380,69 @@ class Evaluation:
             except CandidateFailed as error:
                 self._fail_variant(variant, error, passed)
             except JudgeOutOfMemory as error:
-                if variant.kind == pb.INPUT_VARIANT_ORIGINAL:
+                if variant.kind == InputVariant.ORIGINAL:
                     raise NotJudged(f"the judge's copies for the task's inputs did not fit in device memory: {error}") from error
                 self._skip(variant, f"skipped: the judge's own copies did not fit in device memory ({error})")
                 skipped += 1
                 continue
             self._check_run(run, f"on inputs '{variant.description}'")
-            if variant.kind == pb.INPUT_VARIANT_DTYPE:
+            if variant.kind == InputVariant.DTYPE:
                 self._check_compiles_in(variant)
             message = self._record_check(variant.kind, variant.description, run, expected, variant.expected_dtypes)
             if message is None:
                 self._check_launches(run.result.launches, f"on inputs '{variant.description}'")
-                self._stop_if_hacked()
+                self.evidence.stop_if_any()
                 passed += 1
             elif failure is None:
                 failure = self._failure_text(variant, message)
                 if self.settings.correctness.stop_at_first_failure:
                     break
         if failure:
-            raise _Stop(pb.VERDICT_INCORRECT, failure)
-        return f"{passed} variant(s) passed" + (f", {skipped} not applicable" if skipped else "") + f" (profile {self.plan.name})"
+            raise Stop(Verdict.INCORRECT, failure)
+        return _passed(f"{passed} variant(s) passed" + (f", {skipped} not applicable" if skipped else "") + f" (profile {self.plan.name})")
 
-    def _timing(self) -> str:
-        report = self.response.timing
+    def _timing(self) -> _Ended:
         if self.request.options.skip_timing:
-            report.invalid_reason = "timing skipped by request"
-            return "skipped by request"
+            self.timing = TimingReport(invalid_reason="timing skipped by request")
+            return _skipped("skipped by request")
         timing = self.settings.timing
         cuda = self.device.type == "cuda"
         trials = (self.request.options.timing_trials or timing.trials) if cuda else timing.cpu_trials
         warmups = (self.request.options.warmup_trials or timing.warmup_trials) if cuda else 0
         speedup = self._retried_timing_round(trials, warmups, first_input=1000)
         if cuda and speedup > timing.recheck_speedup_above:
-            first = pb.TimingReport()
-            first.CopyFrom(report)
+            first = self.timing
             again = self._retried_timing_round(trials, warmups, first_input=5000)
             if again > speedup:
-                report.CopyFrom(first)
+                self.timing = first
             speedup = min(speedup, again)
+        assert self.timing is not None  # a timing round that returns has reported
         if not cuda:
-            report.invalid_reason = "CPU interpreter timing is not comparable to GPU execution"
-            return f"{trials} interpreter trial(s), not valid for speedup"
-        report.valid = True
-        replay = "calls replayed from a CUDA graph" if report.cuda_graph else "eager calls"
-        report.method = (
+            self.timing = dataclasses.replace(self.timing, invalid_reason="CPU interpreter timing is not comparable to GPU execution")
+            return _passed(f"{trials} interpreter trial(s), not valid for speedup")
+        replay = "calls replayed from a CUDA graph" if self.timing.cuda_graph else "eager calls"
+        self.timing = dataclasses.replace(self.timing, valid=True, method=(
             f"CUDA events on the timed stream; {timing.l2_flush_bytes >> 20} MiB L2 flush, persisting L2 reset, "
             f"fresh inputs per trial, {replay}; reference and candidate interleaved on one GPU"
-        )
-        self.response.speedup = speedup
-        return f"speedup {speedup:.3f}x over {trials} interleaved trials ({replay})"
+        ))
+        self.speedup = speedup
+        return _passed(f"speedup {speedup:.3f}x over {trials} interleaved trials ({replay})")
 
-    def _profile(self) -> str:
+    def _profile(self) -> _Ended:
         if self.request.options.skip_profile:
-            return "skipped by request"
+            return _skipped("skipped by request")
         spec = self._spec()
         calls = self.settings.profile_calls_cuda if self.device.type == "cuda" else 1
         try:
             profiled = self.candidate.profile(spec, calls)
             reference = self.reference.profile(spec, calls)
         except (CandidateFailed, RuntimeError) as error:
-            return f"skipped: the profiler failed ({str(error).splitlines()[0][:200]})"
+            return _skipped(f"skipped: the profiler failed ({str(error).splitlines()[0][:200]})")
         own = {k.name for k in profiled if k.own}
         candidate_kernels = kernel_profiles([KernelTime(k.name, k.launches, k.time_us) for k in profiled], own, calls)
         summary = profile_summary(candidate_kernels, kernel_profiles(reference, (), calls), method(self.device))
-        self.response.profile.CopyFrom(summary)
-        self.response.coverage = summary.coverage
-        return f"coverage {summary.coverage:.1%} of {summary.total_device_time_us:.3g} us per forward call"
+        self.profile = summary
+        return _passed(f"coverage {summary.coverage:.1%} of {summary.total_device_time_us:.3g} us per forward call")
 
     # Timing ---------------------------------------------------------------------------------
 
@@ -471,13 +486,13 @@ class Evaluation:
                     except CandidateFailed as error:
                         if error.kind == "resources" or _is_out_of_memory(error):
                             raise JudgeOutOfMemory(f"the candidate's process: {error}") from error
-                        raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"during timing: {error}") from error
+                        raise Stop(Verdict.RUNTIME_ERROR, f"during timing: {error}") from error
                     self._check_tampering(result.tampered)
                     if not graph:  # a replayed graph launches nothing from Python: its capture was checked
                         self._check_launches(result.launches, f"timed run {trial}")
                     cand_stream, cand_late = result.stream_us, result.late_us
             self._check_timed_results(trial, timed.outputs)
-            self._stop_if_hacked()
+            self.evidence.stop_if_any()
             if trial < warmups and trial >= 2 and min(ref_stream, cand_stream) * calls > timing.long_call_us:
                 warmups = trial + 1  # long calls: three warm-ups are plenty, the rest would only cost
             if trial >= warmups:
@@ -503,21 +518,20 @@ class Evaluation:
                         graph = self._capture_graphs(spec, more)
                         calls = more if graph else calls  # eager again, with the calls chosen for eager
             trial += 1
-        report = self.response.timing
-        report.calls_per_trial = calls
-        report.warmup_trials = warmups
-        report.cuda_graph = graph
+        self.timing = dataclasses.replace(
+            self.timing or TimingReport(), calls_per_trial=calls, warmup_trials=warmups, cuda_graph=graph
+        )
         if cuda:
-            report.late_device_work_us = statistics.median(late_us)
-            if report.late_device_work_us > timing.side_stream_slack_us:
-                reason = (
-                    f"device work it started was still running {report.late_device_work_us:.1f} us (median) after "
+            late = statistics.median(late_us)
+            self.timing = dataclasses.replace(self.timing, late_device_work_us=late)
+            if late > timing.side_stream_slack_us:
+                self.evidence.stop(
+                    f"device work it started was still running {late:.1f} us (median) after "
                     "forward returned and the timed stream had finished (hidden on another stream, outside the timed region)"
                 )
-                raise _Stop(pb.VERDICT_HACKED, reason, [reason])
-        report.reference.CopyFrom(summarize(ref_us, timing.trim_fraction))
-        report.candidate.CopyFrom(summarize(cand_us, timing.trim_fraction))
-        return report.reference.median_us / report.candidate.median_us if report.candidate.median_us > 0 else 0.0
+        reference, candidate = summarize(ref_us, timing.trim_fraction), summarize(cand_us, timing.trim_fraction)
+        self.timing = dataclasses.replace(self.timing, reference=reference, candidate=candidate)
+        return reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
 
     def _retime_alone(self) -> None:
         """Times both models once more, each with nothing of the other running, and keeps the
@@ -529,11 +543,11 @@ class Evaluation:
         else the GPU or host did meanwhile does not favour one side: keeping only a quieter
         reference median made launch-bound speedups bimodal. Cheating in the alone phase buys
         nothing (only the lower speedup counts); an honest candidate loses only noise."""
-        report = self.response.timing
+        report = self.timing
+        assert report is not None and report.candidate is not None  # only a valid timing is re-timed
         calls, graph = report.calls_per_trial, report.cuda_graph
         trim = self.settings.timing.trim_fraction
-        candidate = pb.RuntimeStats()
-        candidate.CopyFrom(report.candidate)  # kept if the candidate fails now: the reference is still re-timed
+        candidate = report.candidate  # kept if the candidate fails now: the reference is still re-timed
         try:
             timed_alone = [
                 self.candidate.time_trial(self._spec(inputs=8000 + trial), calls, graph=graph).stream_us
@@ -549,15 +563,15 @@ class Evaluation:
                 for trial in range(_ALONE_WARMUPS + _ALONE_TRIALS)
             ]
         except torch.OutOfMemoryError:  # the candidate is gone: only other work can hold the memory
-            report.method += "; not timed alone (device memory taken by other work)"
+            self.timing = dataclasses.replace(report, method=report.method + "; not timed alone (device memory taken by other work)")
             return
         reference = summarize(reference_alone[_ALONE_WARMUPS:], trim)
         alone = reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
-        report.method += f"; each also timed alone (speedup {alone:.3f}x), the lower speedup kept"
-        if alone < self.response.speedup:
-            report.reference.CopyFrom(reference)
-            report.candidate.CopyFrom(candidate)
-            self.response.speedup = alone
+        report = dataclasses.replace(report, method=report.method + f"; each also timed alone (speedup {alone:.3f}x), the lower speedup kept")
+        if alone < self.speedup:
+            report = dataclasses.replace(report, reference=reference, candidate=candidate)
+            self.speedup = alone
+        self.timing = report
 
     def _capture_graphs(self, spec: RunSpec, calls: int) -> bool:
         """Captures both models' calls as CUDA graphs; True only if both could be (timing the
@@ -566,7 +580,7 @@ class Evaluation:
         if captured.error:
             return False
         self._check_launches(captured.launches, "the calls captured for timing")
-        self._stop_if_hacked()
+        self.evidence.stop_if_any()
         return not self.reference.capture_graph(spec, calls)
 
     def _check_timed_results(self, trial: int, reference_calls: list[list[torch.Tensor]]) -> None:
@@ -585,7 +599,7 @@ class Evaluation:
         dtypes = [t.dtype for t in want]
         floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
         if not compare_outputs(got, want, dtypes, self._tolerance(floating)).passed:
-            self.hack_reasons.append(
+            self.evidence.add(
                 f"timed run {trial} returned a different result than the reference on the same fresh "
                 "inputs (outputs cached, stale or computed differently while timed)"
             )
@@ -657,22 +671,22 @@ class Evaluation:
             failed_text = "\n".join(f"{k.name}: {k.message}" for k in failed)
         if failed_text:
             first = failed_text.strip().splitlines()[0][:300]
-            self.response.checks.add(variant=variant.kind, description=variant.description, passed=False, message=f"does not compile: {first}")
-            raise _Stop(pb.VERDICT_INCORRECT, self._failure_text(variant, f"its kernels do not compile for sm_90 in {variant.description}:\n{failed_text}"))
+            self.checks.append(CorrectnessCheck(variant.kind, variant.description, passed=False, message=f"does not compile: {first}"))
+            raise Stop(Verdict.INCORRECT, self._failure_text(variant, f"its kernels do not compile for sm_90 in {variant.description}:\n{failed_text}"))
 
     def _fail_variant(self, variant: _Variant, error: CandidateFailed, passed: int) -> None:
         """A candidate that raises on a variant after passing others is INCORRECT for it
         (resized shapes, another precision), else a RUNTIME_ERROR; the check is recorded."""
         first_line = str(error).strip().splitlines()[0][:300] if str(error).strip() else error.kind
-        self.response.checks.add(variant=variant.kind, description=variant.description, passed=False, message=f"raised: {first_line}")
-        if variant.kind == pb.INPUT_VARIANT_DTYPE and passed:
-            raise _Stop(pb.VERDICT_INCORRECT, self._failure_text(variant, f"forward failed in {variant.description}: {error}")) from error
-        if variant.kind == pb.INPUT_VARIANT_RESIZED and passed:
-            raise _Stop(pb.VERDICT_INCORRECT, f"correct at the task's own sizes but fails at {variant.description}: {error}") from error
-        raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on inputs '{variant.description}': {error}") from error
+        self.checks.append(CorrectnessCheck(variant.kind, variant.description, passed=False, message=f"raised: {first_line}"))
+        if variant.kind == InputVariant.DTYPE and passed:
+            raise Stop(Verdict.INCORRECT, self._failure_text(variant, f"forward failed in {variant.description}: {error}")) from error
+        if variant.kind == InputVariant.RESIZED and passed:
+            raise Stop(Verdict.INCORRECT, f"correct at the task's own sizes but fails at {variant.description}: {error}") from error
+        raise Stop(Verdict.RUNTIME_ERROR, f"on inputs '{variant.description}': {error}") from error
 
     def _failure_text(self, variant: _Variant, message: str) -> str:
-        if variant.kind == pb.INPUT_VARIANT_DTYPE:
+        if variant.kind == InputVariant.DTYPE:
             return (
                 f"only at the {variant.description} precision variant (every check in the task's own dtype passed): "
                 f"{message}"
@@ -684,15 +698,15 @@ class Evaluation:
         own sizes (a kernel that fits only one shape), else a RUNTIME_ERROR."""
         original = self._spec()
         if not self.tiny_spec.constants:
-            raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
+            raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
         expected = self._reference(original)
         try:
             run = self._candidate_run(original, expected)
         except CandidateFailed:
-            raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
+            raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
         if self._judge(run, expected, None)[0] is None:
-            raise _Stop(pb.VERDICT_INCORRECT, f"correct at the task's own sizes but fails on {where}: {failure}") from failure
-        raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
+            raise Stop(Verdict.INCORRECT, f"correct at the task's own sizes but fails on {where}: {failure}") from failure
+        raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
 
     def _judge(
         self, run: CandidateRun, expected: ReferenceRun, expected_dtypes: Sequence[torch.dtype] | None,
@@ -720,16 +734,16 @@ class Evaluation:
         return None, result, tolerance
 
     def _record_check(
-        self, kind: int, description: str, run: CandidateRun, expected: ReferenceRun,
+        self, kind: InputVariant, description: str, run: CandidateRun, expected: ReferenceRun,
         expected_dtypes: Sequence[torch.dtype] | None,
     ) -> str | None:
         """Judges a call, records a CorrectnessCheck, returns the failure message or None."""
         message, result, tolerance = self._judge(run, expected, expected_dtypes)
-        self.response.checks.add(
+        self.checks.append(CorrectnessCheck(
             variant=kind, description=description, passed=message is None,
             max_abs_error=result.max_abs_error, max_rel_error=result.max_rel_error,
             rel_l2_error=result.rel_l2_error, atol=tolerance.atol, rtol=tolerance.rtol, message=message or "",
-        )
+        ))
         return message
 
     def _compare(
@@ -761,20 +775,20 @@ class Evaluation:
         for name in self.plan.variants:
             if name == "original":
                 spec = self._spec()
-                variants.append(_Variant(pb.INPUT_VARIANT_ORIGINAL, f"task sizes, seed {spec.input_seed}", spec, spec))
+                variants.append(_Variant(InputVariant.ORIGINAL, f"task sizes, seed {spec.input_seed}", spec, spec))
             elif name == "seed":
                 spec = self._spec(weight=10, inputs=11)
-                variants.append(_Variant(pb.INPUT_VARIANT_SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
+                variants.append(_Variant(InputVariant.SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
             elif name == "scaled":
                 spec = self._spec(inputs=21, scale=correctness.scale)
-                variants.append(_Variant(pb.INPUT_VARIANT_SCALED, f"float inputs x{correctness.scale:g}", spec, spec))
+                variants.append(_Variant(InputVariant.SCALED, f"float inputs x{correctness.scale:g}", spec, spec))
             elif name == "resized":
                 variants.append(self._resized_variant())
             elif name == "dtype":
                 variants.append(self._dtype_variant())
         for extra in range(self.plan.extra_seeds):
             spec = self._spec(weight=10 * (extra + 2), inputs=10 * (extra + 2) + 1)
-            variants.append(_Variant(pb.INPUT_VARIANT_SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
+            variants.append(_Variant(InputVariant.SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
         return variants
 
     def _resized_variant(self) -> _Variant:
@@ -787,10 +801,10 @@ class Evaluation:
             except TaskFailed:
                 continue
             if _finite(outputs):
-                return _Variant(pb.INPUT_VARIANT_RESIZED, _describe_constants(plan), spec, spec)
+                return _Variant(InputVariant.RESIZED, _describe_constants(plan), spec, spec)
         reason = "no size constants to change" if not sizes else "the reference fails at every other size tried"
         spec = self._spec(inputs=31)
-        return _Variant(pb.INPUT_VARIANT_RESIZED, "other sizes", spec, spec, not_applicable=reason)
+        return _Variant(InputVariant.RESIZED, "other sizes", spec, spec, not_applicable=reason)
 
     def _dtype_variant(self) -> _Variant:
         correctness = self.settings.correctness
@@ -803,8 +817,8 @@ class Evaluation:
         try:
             probe = self._reference(candidate).outputs
         except TaskFailed:
-            return _Variant(pb.INPUT_VARIANT_DTYPE, other, reference, reference, not_applicable=f"the reference does not run in {other}")
-        return _Variant(pb.INPUT_VARIANT_DTYPE, other, candidate, reference, tuple(t.dtype for t in probe))
+            return _Variant(InputVariant.DTYPE, other, reference, reference, not_applicable=f"the reference does not run in {other}")
+        return _Variant(InputVariant.DTYPE, other, candidate, reference, tuple(t.dtype for t in probe))
 
     def _fitted(self, variant: _Variant) -> _Variant:
         """The variant as it fits in device memory next to the judge's copies: the judge's
@@ -856,9 +870,9 @@ class Evaluation:
         return free_bytes(self.device)
 
     def _skip(self, variant: _Variant, reason: str) -> None:
-        self.response.checks.add(variant=variant.kind, description=variant.description, skipped=True, message=reason)
+        self.checks.append(CorrectnessCheck(variant.kind, variant.description, skipped=True, message=reason))
 
-    # Hack evidence --------------------------------------------------------------------------
+    # Hack evidence (collected in self.evidence) --------------------------------------------------------------------------
 
     def _check_kernels_matter(self) -> str:
         """One more call with every result of the candidate's own kernels destroyed
@@ -882,7 +896,7 @@ class Evaluation:
             f"{run.result.overwritten} tensor(s) written by its Triton kernels overwritten (NaN), so those kernels do not "
             "compute the output"
         )
-        self.hack_reasons.append(reason)
+        self.evidence.add(reason)
         return reason
 
     def _check_run(self, run: CandidateRun, where: str) -> None:
@@ -890,10 +904,6 @@ class Evaluation:
         once the outputs are known to be right (a wrong kernel is incorrect, not a hack)."""
         self._check_tampering(run.result.tampered)
         self._check_problems(run.result.problems, where)
-
-    def _stop_if_hacked(self) -> None:
-        if self.hack_reasons:
-            raise _Stop(pb.VERDICT_HACKED, "; ".join(self.hack_reasons), self.hack_reasons)
 
     def _check_launches(self, launches: Sequence[LaunchRecord], where: str) -> None:
         own = [launch for launch in launches if launch.own]
@@ -908,21 +918,16 @@ class Evaluation:
                 reason = f"{where}: its Triton kernels launched with an empty grid (no programs)"
             else:
                 reason = f"{where}: its Triton kernels ran but stored nothing (no work)"
-            if reason not in self.hack_reasons:
-                self.hack_reasons.append(reason)
+            self.evidence.add(reason)
 
     def _check_tampering(self, tampered: Sequence[str]) -> None:
         if tampered:
-            reason = "replaced functions the judge relies on: " + ", ".join(tampered)
-            if reason not in self.hack_reasons:
-                self.hack_reasons.append(reason)
-            raise _Stop(pb.VERDICT_HACKED, reason, self.hack_reasons)
+            self.evidence.stop("replaced functions the judge relies on: " + ", ".join(tampered))
 
     def _check_problems(self, problems: Sequence[Problem], where: str) -> None:
         hacks = [f"{where}: {p.message}" for p in problems if p.severity == "hack"]
         if hacks:
-            self.hack_reasons.extend(hacks)
-            raise _Stop(pb.VERDICT_HACKED, "; ".join(hacks), self.hack_reasons)
+            self.evidence.stop(*hacks)
         wrong = [p.message for p in problems if p.severity == "incorrect"]
         if wrong:
-            raise _Stop(pb.VERDICT_INCORRECT, f"{where}: " + "; ".join(wrong))
+            raise Stop(Verdict.INCORRECT, f"{where}: " + "; ".join(wrong))

@@ -1,14 +1,14 @@
-"""The statistics of timed trials, as the response reports them."""
+"""The statistics of timed trials."""
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
 
-from drkernel.v1 import sandbox_pb2
+from services.sandbox.shared.evaluation import RuntimeStats
 
 
-def summarize(samples_us: Sequence[float], trim_fraction: float) -> sandbox_pb2.RuntimeStats:
+def summarize(samples_us: Sequence[float], trim_fraction: float) -> RuntimeStats:
     """Robust statistics of timed runs (microseconds, unrounded)."""
     ordered = sorted(samples_us)
     count = len(ordered)
@@ -16,7 +16,7 @@ def summarize(samples_us: Sequence[float], trim_fraction: float) -> sandbox_pb2.
     trimmed = ordered[cut : count - cut] or ordered
     mean = statistics.fmean(ordered)
     stdev = statistics.stdev(ordered) if count > 1 else 0.0
-    return sandbox_pb2.RuntimeStats(
+    return RuntimeStats(
         trials=count,
         median_us=statistics.median(ordered),
         mean_us=mean,
