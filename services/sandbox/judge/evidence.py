@@ -1,4 +1,4 @@
-"""How a stage ends the funnel with a verdict, and the one place hack evidence is collected.
+"""The one place hack evidence is collected.
 
 Findings of reward hacking come from many checks (launches, tampering, the harness's
 problems, the knock-out call, timed results, late device work); every check adds to one
@@ -10,15 +10,8 @@ from __future__ import annotations
 
 from typing import NoReturn
 
+from services.sandbox.judge.stages import Stop
 from services.sandbox.shared.evaluation import Verdict
-
-
-class Stop(Exception):
-    """Ends the funnel: the candidate's verdict is decided, ``error`` says why."""
-
-    def __init__(self, verdict: Verdict, error: str) -> None:
-        super().__init__(error)
-        self.verdict, self.error = verdict, error
 
 
 class HackEvidence:

@@ -16,8 +16,9 @@ import torch
 
 from drkernel.config import SandboxSettings
 from services.sandbox.judge.candidate_client import CandidateClient
-from services.sandbox.judge.funnel import BadTask, Evaluation, NotJudged
+from services.sandbox.judge.funnel import Evaluation
 from services.sandbox.judge.reference import OutputCache, Reference
+from services.sandbox.judge.stages import BadTask, NotJudged
 from services.sandbox.shared.clock import Clock
 from services.sandbox.shared.evaluation import EvaluationRequest, Judgement
 from services.sandbox.shared.task_source import parse_task
