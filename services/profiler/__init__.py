@@ -1,7 +1,8 @@
 """The profiler's public API for the other services.
 
 Collecting (``profile_calls``, ``KernelTime``, ``method``, ``TRITON_RANGE_PREFIX``) needs torch;
-summarising (``kernel_profiles``, ``profile_summary``, ``bottleneck_text``) does not. Names are
+summarising (``kernel_profiles``, ``profile_summary``, ``bottleneck_text``, the ``ProfileSummary`` they
+build and ``summary_proto``, which turns it into common.proto's message) does not. Names are
 imported on first use, so that a process needing only a summary (the sandbox's server) never
 pays for importing torch.
 """
@@ -13,19 +14,38 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from services.profiler.collect import TRITON_RANGE_PREFIX, KernelTime, method, profile_calls
-    from services.profiler.summary import bottleneck_text, kernel_profiles, profile_summary
+    from services.profiler.summary import (
+        KernelProfile,
+        ProfileSummary,
+        bottleneck_text,
+        kernel_profiles,
+        profile_summary,
+        summary_proto,
+    )
 
 _DEFINED_IN = {
     "TRITON_RANGE_PREFIX": "collect",
     "KernelTime": "collect",
     "method": "collect",
     "profile_calls": "collect",
+    "KernelProfile": "summary",
+    "ProfileSummary": "summary",
     "bottleneck_text": "summary",
     "kernel_profiles": "summary",
     "profile_summary": "summary",
+    "summary_proto": "summary",
 }
 __all__ = [
-    "TRITON_RANGE_PREFIX", "KernelTime", "bottleneck_text", "kernel_profiles", "method", "profile_calls", "profile_summary",
+    "TRITON_RANGE_PREFIX",
+    "KernelProfile",
+    "KernelTime",
+    "ProfileSummary",
+    "bottleneck_text",
+    "kernel_profiles",
+    "method",
+    "profile_calls",
+    "profile_summary",
+    "summary_proto",
 ]
 
 

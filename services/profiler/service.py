@@ -4,7 +4,7 @@ profile becomes the answer. No gRPC here: the server and the CLI's local mode sh
 from __future__ import annotations
 
 from drkernel.v1 import profiler_pb2, sandbox_pb2
-from services.profiler.summary import bottleneck_text
+from services.profiler.summary import bottleneck_text, summary_from_proto
 
 
 def evaluation_request(request: profiler_pb2.ProfileRequest) -> sandbox_pb2.EvaluateRequest:
@@ -47,5 +47,5 @@ def profile_response(evaluation: sandbox_pb2.EvaluateResponse) -> profiler_pb2.P
         stage = next((s for s in evaluation.stages if s.stage == sandbox_pb2.STAGE_PROFILE), None)
         response.error = f"not profiled: {stage.detail if stage else 'no profile stage ran'}"
     else:
-        response.feedback = bottleneck_text(profile)
+        response.feedback = bottleneck_text(summary_from_proto(profile))
     return response

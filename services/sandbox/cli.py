@@ -64,12 +64,13 @@ def build_request(args: argparse.Namespace) -> Any:
 async def evaluate_locally(settings: Any, request: Any) -> Any:
     """Runs one evaluation with a private, short-lived scheduler (no server)."""
     from services.sandbox.server.scheduler import Scheduler, visible_cuda_devices
+    from services.sandbox.server.servicer import request_from_proto, response_proto
 
     local = settings.sandbox.model_copy(update={"cpu_workers": 1})
     scheduler = Scheduler(local, visible_cuda_devices(local))
     await scheduler.start()
     try:
-        return await scheduler.evaluate(request)
+        return response_proto(await scheduler.evaluate(request_from_proto(request)))
     finally:
         await scheduler.close()
 

@@ -19,6 +19,7 @@ from drkernel.v1 import sandbox_pb2 as pb
 from services.policy.prompting import ExtractionError, extract_code
 from services.sandbox.client import SandboxClient
 from services.sandbox.settings import RewardSettings
+from services.sandbox.shared.evaluation import Stage, Verdict
 from services.sandbox.shared.reward import compute_reward
 from services.trainer.run_config import RolloutSettings
 
@@ -97,7 +98,10 @@ class SandboxEnvironment:
             return Judgement(reward=0.0, feedback="The evaluator failed.", verdict="ENVIRONMENT_ERROR", failed=True)
         verdict = pb.Verdict.Name(response.verdict).removeprefix("VERDICT_")
         return Judgement(
-            reward=compute_reward(response, self._reward),
+            reward=compute_reward(
+                self._reward, verdict=Verdict(response.verdict), speedup=response.speedup,
+                speedup_valid=response.timing.valid, coverage=response.coverage, furthest_stage=Stage(response.furthest_stage),
+            ),
             feedback=response.feedback or response.error or verdict,
             verdict=verdict,
             correct=response.verdict == pb.VERDICT_CORRECT,

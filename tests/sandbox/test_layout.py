@@ -5,6 +5,8 @@ judge's code, and the wire and shared code belong to no one process."""
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -58,6 +60,29 @@ def test_the_server_imports_no_torch():
 ])
 def test_code_of_one_process_never_imports_another_process_code(folder, forbidden):
     assert _reaching(_imports_of(folder), forbidden) == []
+
+
+def test_every_import_of_sandbox_code_finds_it():
+    """Lazy imports inside functions included, wherever the project imports the sandbox."""
+    sources = [
+        path for folder in ("services", "drkernel", "benchmarks", "tests") for path in (ROOT / folder).rglob("*.py")
+        if not {"hacks", "hacks_gpu", "legit", "escapes", "faults", "interop", "data", "tasks"} & set(path.parts)
+    ]
+    missing = []
+    for path in sources:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("services.sandbox"):
+                module = importlib.import_module(node.module)
+                missing += [
+                    f"{path.relative_to(ROOT)}: {node.module}.{alias.name}" for alias in node.names
+                    if not hasattr(module, alias.name) and importlib.util.find_spec(f"{node.module}.{alias.name}") is None
+                ]
+            elif isinstance(node, ast.Import):
+                missing += [
+                    f"{path.relative_to(ROOT)}: {alias.name}" for alias in node.names
+                    if alias.name.startswith("services.sandbox") and importlib.util.find_spec(alias.name) is None
+                ]
+    assert missing == []
 
 
 def test_every_object_the_integrity_watch_names_exists():

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.settings import RewardSettings
+from services.sandbox.shared.evaluation import Stage, Verdict
 from services.sandbox.shared.reward import compute_reward
 
 
-def response(verdict, speedup=0.0, valid=True, stage=pb.STAGE_UNSPECIFIED):
-    return pb.EvaluateResponse(
-        verdict=verdict, speedup=speedup, furthest_stage=stage, timing=pb.TimingReport(valid=valid)
+def reward(verdict, speedup=0.0, valid=True, stage=Stage.UNSPECIFIED, settings=None):
+    return compute_reward(
+        settings or RewardSettings(), verdict=verdict, speedup=speedup, speedup_valid=valid, coverage=0.0,
+        furthest_stage=stage,
     )
 
 
@@ -20,24 +21,35 @@ def response(verdict, speedup=0.0, valid=True, stage=pb.STAGE_UNSPECIFIED):
     [(0.5, 0.5 + 0.5 * 0.5), (1.2, 0.5 + 0.6), (3.0, 2.0), (7.5, 2.0)],
 )
 def test_published_default_for_correct_kernels(speedup, expected):
-    assert compute_reward(response(pb.VERDICT_CORRECT, speedup), RewardSettings()) == pytest.approx(expected)
+    assert reward(Verdict.CORRECT, speedup) == pytest.approx(expected)
 
 
 def test_invalid_timing_earns_only_the_correctness_part():
-    assert compute_reward(response(pb.VERDICT_CORRECT, 2.0, valid=False), RewardSettings()) == 0.5
+    assert reward(Verdict.CORRECT, 2.0, valid=False) == 0.5
+
+
+def test_coverage_earns_its_weight_for_correct_kernels_only():
+    settings = RewardSettings()
+    assert compute_reward(
+        settings, verdict=Verdict.CORRECT, speedup=0.0, speedup_valid=False, coverage=0.8, furthest_stage=Stage.PROFILE,
+    ) == pytest.approx(0.5 + 0.5 * 0.8)
+    assert compute_reward(
+        settings, verdict=Verdict.INCORRECT, speedup=0.0, speedup_valid=False, coverage=0.8, furthest_stage=Stage.TINY_RUN,
+    ) == 0.0
 
 
 @pytest.mark.parametrize(
     "verdict",
-    [pb.VERDICT_INCORRECT, pb.VERDICT_SYNTAX_ERROR, pb.VERDICT_COMPILE_ERROR, pb.VERDICT_RUNTIME_ERROR, pb.VERDICT_TIMEOUT, pb.VERDICT_HACKED],
+    [Verdict.INCORRECT, Verdict.SYNTAX_ERROR, Verdict.COMPILE_ERROR, Verdict.RUNTIME_ERROR, Verdict.TIMEOUT, Verdict.HACKED],
 )
 def test_failures_earn_nothing_by_default(verdict):
-    assert compute_reward(response(verdict, 2.0, stage=pb.STAGE_CORRECTNESS), RewardSettings()) == 0.0
+    assert reward(verdict, 2.0, stage=Stage.CORRECTNESS) == 0.0
 
 
 def test_staged_partial_credit_scales_correct_weight_by_the_furthest_stage():
     settings = RewardSettings(staged_partial_credit=True)
-    assert compute_reward(response(pb.VERDICT_INCORRECT, stage=pb.STAGE_TINY_RUN), settings) == pytest.approx(0.5 * 0.5)
-    assert compute_reward(response(pb.VERDICT_COMPILE_ERROR, stage=pb.STAGE_LOAD), settings) == pytest.approx(0.5 * 0.1)
-    assert compute_reward(response(pb.VERDICT_SYNTAX_ERROR), settings) == 0.0
-    assert compute_reward(response(pb.VERDICT_HACKED, stage=pb.STAGE_CORRECTNESS), settings) == 0.0
+    assert reward(Verdict.INCORRECT, stage=Stage.TINY_RUN, settings=settings) == pytest.approx(0.5 * 0.5)
+    assert reward(Verdict.COMPILE_ERROR, stage=Stage.LOAD, settings=settings) == pytest.approx(0.5 * 0.1)
+    assert reward(Verdict.SYNTAX_ERROR, settings=settings) == 0.0
+    assert reward(Verdict.HACKED, stage=Stage.CORRECTNESS, settings=settings) == 0.0
+    assert reward(Verdict.TIMEOUT, stage=Stage.TIMING, settings=settings) == 0.0

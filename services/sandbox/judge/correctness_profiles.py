@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.settings import CorrectnessSettings, Tolerance, VariantName
+from services.sandbox.shared.evaluation import CorrectnessProfile
 
 _PUBLISHED_TRIALS = 5
 
@@ -30,7 +30,7 @@ _PUBLISHED_TRIALS = 5
 class CorrectnessPlan:
     """What one profile checks."""
 
-    profile: int  # pb.CorrectnessProfile
+    profile: CorrectnessProfile
     variants: tuple[VariantName, ...]
     extra_seeds: int  # further fresh-seed checks at the task's sizes, after the variants
     shrink: bool  # the first run (compile, four modes, knock-out) on shrunken sizes
@@ -38,7 +38,7 @@ class CorrectnessPlan:
 
     @property
     def name(self) -> str:
-        return pb.CorrectnessProfile.Name(self.profile).removeprefix("CORRECTNESS_PROFILE_").lower()
+        return self.profile.name.lower()
 
 
 def _uniform(atol: float, by_dtype: dict[str, float] | None = None) -> dict[str, Tolerance]:
@@ -49,13 +49,13 @@ def _uniform(atol: float, by_dtype: dict[str, float] | None = None) -> dict[str,
     }
 
 
-def plan_for(profile: int, settings: CorrectnessSettings) -> CorrectnessPlan:
+def plan_for(profile: CorrectnessProfile, settings: CorrectnessSettings) -> CorrectnessPlan:
     """The checks of ``profile`` (UNSPECIFIED takes the configured default)."""
-    if profile == pb.CORRECTNESS_PROFILE_UNSPECIFIED:
-        profile = pb.CorrectnessProfile.Value("CORRECTNESS_PROFILE_" + settings.default_profile.upper())
-    if profile == pb.CORRECTNESS_PROFILE_KERNELGYM:
+    if profile == CorrectnessProfile.UNSPECIFIED:
+        profile = CorrectnessProfile[settings.default_profile.upper()]
+    if profile == CorrectnessProfile.KERNELGYM:
         return CorrectnessPlan(profile, ("seed",), _PUBLISHED_TRIALS - 2, False, _uniform(1e-2))
-    if profile == pb.CORRECTNESS_PROFILE_KERNELBENCH:
+    if profile == CorrectnessProfile.KERNELBENCH:
         tolerances = _uniform(1e-4, {"float16": 1e-2, "bfloat16": 1e-2})
         return CorrectnessPlan(profile, ("seed",), _PUBLISHED_TRIALS - 2, False, tolerances)
-    return CorrectnessPlan(pb.CORRECTNESS_PROFILE_STRICT, settings.variants, 0, True, dict(settings.tolerances))
+    return CorrectnessPlan(CorrectnessProfile.STRICT, settings.variants, 0, True, dict(settings.tolerances))

@@ -8,89 +8,51 @@ to fit in device memory) -> timing (interleaved with the reference; launch-bound
 replayed from CUDA graphs) -> profile. Every candidate forward call is checked for launches
 of the candidate's own kernels, late writes, inputs modified unlike the reference, outputs
 laid out unlike the reference's, and tampering (services/sandbox/candidate/harness.py).
+
+The correctness inputs are planned in variants.py, the timing stage is timing.py's, hack
+evidence is collected in evidence.py, and stages end as stages.py says.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import secrets
-import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import torch
 
-from drkernel.v1 import sandbox_pb2 as pb
-from services.profiler import KernelTime, kernel_profiles, method, profile_summary
+from services.profiler import KernelTime, ProfileSummary, kernel_profiles, method, profile_summary
 from services.sandbox.judge.candidate_client import CandidateClient, CandidateLost, CandidateRun, JudgeOutOfMemory
 from services.sandbox.judge.compare import Comparison, compare_outputs
 from services.sandbox.judge.correctness_profiles import plan_for
-from services.sandbox.judge.memory import Footprint, fits, free_bytes, gib
+from services.sandbox.judge.evidence import HackEvidence
+from services.sandbox.judge.memory import Footprint, fits, free_bytes, is_out_of_memory
 from services.sandbox.judge.reference import Reference, ReferenceRun, TaskFailed
-from services.sandbox.judge.timing import summarize
+from services.sandbox.judge.stages import BadTask, Ended, NotJudged, Stop
+from services.sandbox.judge.timing import TimingStage
+from services.sandbox.judge.variants import Variant, VariantPlanner, describe_constants, finite
 from services.sandbox.settings import SandboxSettings, Tolerance
-from services.sandbox.shared.clock import Clock, sample_values
-from services.sandbox.shared.feedback import feedback_text
-from services.sandbox.shared.reward import compute_reward
+from services.sandbox.shared.clock import Clock
+from services.sandbox.shared.evaluation import (
+    CorrectnessCheck,
+    EvaluationRequest,
+    InputVariant,
+    Judgement,
+    Stage,
+    StageResult,
+    StageStatus,
+    TritonKernel,
+    Verdict,
+)
 from services.sandbox.shared.runner import DTYPES
-from services.sandbox.shared.task_source import TaskSource, resized_plans, syntax_error, tiny_plans
+from services.sandbox.shared.task_source import TaskSource, syntax_error
 from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, Problem, RunSpec
 
 # Modes of the tiny run; the first is KernelBench's (a freshly built module is in training
 # mode; the harness evaluates without autograd) and is the one compared with the reference.
 _MODES = ((True, False), (False, False), (True, True), (False, True))
-# Halving the size constants this many times at most to fit a variant in device memory.
-_SHRINK_STEPS = 6
-# Trials of each model timed alone after the interleaved trials (_retime_alone).
-_ALONE_WARMUPS, _ALONE_TRIALS = 2, 7
-# Timed calls spot-checked per trial besides the last, drawn after the trial.
-_SAMPLED_CALLS = 4
-_RANDOM = secrets.SystemRandom()
-_ALONE_EXIT_WAIT_SECONDS = 2.0
-
-
 def _mode_name(train: bool, grad: bool) -> str:
     return f"{'train' if train else 'eval'} mode {'with' if grad else 'without'} autograd"
-
-
-class BadTask(Exception):
-    """The task's own code fails on its own inputs: the request is at fault."""
-
-
-class NotJudged(Exception):
-    """The sandbox could not judge, through no fault of the candidate: device memory ran out
-    where nothing can be skipped (the reference on the task's inputs, the candidate's first
-    call and four modes, timing, the judge's own work in any stage) even after the judge freed
-    its own, or the candidate's process failed while starting, before its code was loaded. No
-    verdict, since an honest kernel must never pay for it; the server answers
-    RESOURCE_EXHAUSTED and the caller may retry."""
-
-
-class _Stop(Exception):
-    def __init__(self, verdict: int, error: str, hack_reasons: Sequence[str] = ()) -> None:
-        super().__init__(error)
-        self.verdict, self.error, self.hack_reasons = verdict, error, list(hack_reasons)
-
-
-@dataclass(frozen=True)
-class _Variant:
-    kind: int
-    description: str
-    candidate: RunSpec
-    reference: RunSpec
-    expected_dtypes: tuple[torch.dtype, ...] | None = None
-    not_applicable: str = ""
-
-
-def _describe_constants(constants: dict[str, int]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in constants.items()) or "task sizes"
-
-
-def _finite(outputs: Sequence[torch.Tensor]) -> bool:
-    return all(bool(torch.isfinite(t).all()) for t in outputs if t.is_floating_point())
 
 
 def _is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
@@ -116,26 +78,12 @@ def _layout_message(strides: Sequence[Sequence[int]], expected: Sequence[torch.T
     return None
 
 
-def _precise(samples_us: Sequence[float], relative_error: float) -> bool:
-    """Whether the median of these samples is known to ``relative_error`` (its standard error,
-    1.253 * stdev / sqrt(n) for near-normal samples, over the median)."""
-    if len(samples_us) < 3:
-        return False
-    median = statistics.median(samples_us)
-    return median > 0 and 1.253 * statistics.stdev(samples_us) / math.sqrt(len(samples_us)) / median < relative_error
-
-
-def _is_out_of_memory(error: BaseException) -> bool:
-    text = str(error)
-    return "out of memory" in text.lower() or "CUDA_ERROR_OUT_OF_MEMORY" in text
-
-
 class Evaluation:
-    """One candidate judged against one task; ``run()`` returns the response."""
+    """One candidate judged against one task; ``run()`` returns the judgement."""
 
     def __init__(
         self,
-        request: pb.EvaluateRequest,
+        request: EvaluationRequest,
         task: TaskSource,
         reference: Reference,
         candidate: CandidateClient,
@@ -146,20 +94,24 @@ class Evaluation:
         self.request, self.task, self.reference, self.candidate = request, task, reference, candidate
         self.settings, self.device, self.clock = settings, device, clock
         options = request.options
-        self.base_seed = options.seed if options.HasField("seed") else settings.seed
+        self.base_seed = options.seed if options.seed is not None else settings.seed
         self.plan = plan_for(options.correctness_profile, settings.correctness)
-        self.response = pb.EvaluateResponse(request_id=request.request_id, correctness_profile=self.plan.profile)
-        self.hack_reasons: list[str] = []
+        self.evidence = HackEvidence()
+        self.checks: list[CorrectnessCheck] = []
+        self.variants = VariantPlanner(self)
+        self.timing = TimingStage(self)
+        self.profile: ProfileSummary | None = None
+        self.device_name = ""
         self.kernels: Counter[str] = Counter()
         self.programs: Counter[str] = Counter()
         self._first_run: CandidateRun | None = None
         self._first_failure: CandidateFailed | None = None
         self.candidate_lost = False
-        self.tiny_spec = self._spec()
+        self.tiny_spec = self.spec()
 
     # Specs ----------------------------------------------------------------------------------
 
-    def _spec(self, constants: dict[str, int] | None = None, *, weight: int = 0, inputs: int = 1,
+    def spec(self, constants: dict[str, int] | None = None, *, weight: int = 0, inputs: int = 1,
               train: bool = True, grad: bool = False, **kwargs: object) -> RunSpec:
         return RunSpec(
             constants=tuple(sorted((constants or {}).items())),
@@ -167,7 +119,7 @@ class Evaluation:
             train=train, grad=grad, **kwargs,  # type: ignore[arg-type]
         )
 
-    def _tolerance(self, dtype: torch.dtype) -> Tolerance:
+    def tolerance(self, dtype: torch.dtype) -> Tolerance:
         name = str(dtype).removeprefix("torch.")
         tolerances = self.plan.tolerances
         tolerance = tolerances.get(name, tolerances["float32"])
@@ -179,70 +131,64 @@ class Evaluation:
 
     # The funnel -----------------------------------------------------------------------------
 
-    def run(self) -> pb.EvaluateResponse:
-        steps: list[tuple[int, Callable[[], str]]] = [
-            (pb.STAGE_SYNTAX, self._syntax),
-            (pb.STAGE_LOAD, self._load),
-            (pb.STAGE_COMPILE, self._compile),
-            (pb.STAGE_TINY_RUN, self._tiny_run),
-            (pb.STAGE_CORRECTNESS, self._correctness),
-            (pb.STAGE_TIMING, self._timing),
-            (pb.STAGE_PROFILE, self._profile),
+    def run(self) -> Judgement:
+        steps: list[tuple[Stage, Callable[[], Ended]]] = [
+            (Stage.SYNTAX, self._syntax),
+            (Stage.LOAD, self._load),
+            (Stage.COMPILE, self._compile),
+            (Stage.TINY_RUN, self._tiny_run),
+            (Stage.CORRECTNESS, self._correctness),
+            (Stage.TIMING, self.timing.run),
+            (Stage.PROFILE, self._profile),
         ]
-        verdict, error = pb.VERDICT_CORRECT, ""
+        verdict, error = Verdict.CORRECT, ""
+        stages: list[StageResult] = []
+        furthest = Stage.UNSPECIFIED
         for index, (stage, step) in enumerate(steps):
             started = time.perf_counter()
-            record = self.response.stages.add(stage=stage)
             try:
                 try:
-                    record.detail = step()
+                    ended = step()
                 except CandidateLost as lost:
                     self.candidate_lost = True
-                    raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"the candidate's process ended unexpectedly ({lost})") from lost
-                except (TaskFailed, torch.OutOfMemoryError) as error:
-                    if not _is_out_of_memory(error):
-                        raise BadTask(f"the reference fails: {error}") from error
+                    raise Stop(Verdict.RUNTIME_ERROR, f"the candidate's process ended unexpectedly ({lost})") from lost
+                except (TaskFailed, torch.OutOfMemoryError) as failure:
+                    if not is_out_of_memory(failure):
+                        raise BadTask(f"the reference fails: {failure}") from failure
                     self.reference.release_graph()
                     self.reference.drop_cache()
-                    raise NotJudged(f"the judge ran out of device memory in stage {pb.Stage.Name(stage)}: {error}") from error
-            except _Stop as stop:
-                record.status = pb.STAGE_STATUS_FAILED
-                record.detail = stop.error.splitlines()[0][:300] if stop.error else ""
+                    raise NotJudged(f"the judge ran out of device memory in stage STAGE_{stage.name}: {failure}") from failure
+            except Stop as stop:
+                detail = stop.error.splitlines()[0][:300] if stop.error else ""
+                stages.append(StageResult(stage, StageStatus.FAILED, time.perf_counter() - started, detail))
+                stages.extend(StageResult(later, StageStatus.SKIPPED) for later, _ in steps[index + 1 :])
                 verdict, error = stop.verdict, stop.error
-                self.hack_reasons.extend(r for r in stop.hack_reasons if r not in self.hack_reasons)
-                for later, _ in steps[index + 1 :]:
-                    self.response.stages.add(stage=later, status=pb.STAGE_STATUS_SKIPPED)
                 break
-            finally:
-                record.elapsed_seconds = time.perf_counter() - started
-            record.status = pb.STAGE_STATUS_SKIPPED if record.detail.startswith("skipped") else pb.STAGE_STATUS_PASSED
-            if record.status == pb.STAGE_STATUS_PASSED:
-                self.response.furthest_stage = stage
-        if verdict == pb.VERDICT_CORRECT and self.response.timing.valid:
-            self._retime_alone()
+            stages.append(StageResult(stage, ended.status, time.perf_counter() - started, ended.detail))
+            if ended.status == StageStatus.PASSED:
+                furthest = stage
+        if verdict == Verdict.CORRECT and self.timing.report is not None and self.timing.report.valid:
+            self.timing.retime_alone()
         self.reference.release_graph()
-        return self._finish(verdict, error)
-
-    def _finish(self, verdict: int, error: str) -> pb.EvaluateResponse:
-        response = self.response
-        response.verdict = verdict
-        response.error = error
-        response.hack_reasons.extend(self.hack_reasons if verdict == pb.VERDICT_HACKED else [])
-        for name, launches in sorted(self.kernels.items()):
-            response.triton_kernels.add(name=name, launches=launches, programs=self.programs[name])
-        response.reward = compute_reward(response, self.settings.reward)
-        response.feedback = feedback_text(response)
-        return response
+        return Judgement(
+            request_id=self.request.request_id, verdict=verdict, error=error, hack_evidence=self.evidence.reasons,
+            stages=tuple(stages), furthest_stage=furthest, checks=tuple(self.checks), timing=self.timing.report,
+            speedup=self.timing.speedup, profile=self.profile, coverage=self.profile.coverage if self.profile else 0.0,
+            triton_kernels=tuple(
+                TritonKernel(name, launches, self.programs[name]) for name, launches in sorted(self.kernels.items())
+            ),
+            device_name=self.device_name, correctness_profile=self.plan.profile, candidate_lost=self.candidate_lost,
+        )
 
     # Stages ---------------------------------------------------------------------------------
 
-    def _syntax(self) -> str:
+    def _syntax(self) -> Ended:
         problem = syntax_error(self.request.candidate_source)
         if problem:
-            raise _Stop(pb.VERDICT_SYNTAX_ERROR, problem)
-        return "parsed"
+            raise Stop(Verdict.SYNTAX_ERROR, problem)
+        return Ended.passed("parsed")
 
-    def _load(self) -> str:
+    def _load(self) -> Ended:
         try:
             self.candidate.ready()
         except CandidateLost as lost:  # no candidate code ran yet: the sandbox failed, not the candidate
@@ -251,104 +197,104 @@ class Evaluation:
 
         def reference_meanwhile() -> None:
             try:
-                self._reference(self._spec())
+                self.reference_run(self.spec())
             except TaskFailed as error:
                 task_failure.append(error)
 
         try:
             loaded = self.candidate.load(
-                self.request.candidate_source, self.task.inputs_source, self._spec(), meanwhile=reference_meanwhile
+                self.request.candidate_source, self.task.inputs_source, self.spec(), meanwhile=reference_meanwhile
             )
         except CandidateFailed as failure:
             if task_failure:
                 self._refuse_task(task_failure[0])
-            verdict = pb.VERDICT_RUNTIME_ERROR if failure.kind == "runtime" else pb.VERDICT_COMPILE_ERROR
-            raise _Stop(verdict, str(failure)) from failure
+            verdict = Verdict.RUNTIME_ERROR if failure.kind == "runtime" else Verdict.COMPILE_ERROR
+            raise Stop(verdict, str(failure)) from failure
         if task_failure:
             self._refuse_task(task_failure[0])
-        self.response.device_name = loaded.device_name
-        return f"ModelNew built ({loaded.parameters} parameters)"
+        self.device_name = loaded.device_name
+        return Ended.passed(f"ModelNew built ({loaded.parameters} parameters)")
 
     def _refuse_task(self, failure: TaskFailed) -> None:
         """The reference failed on its own inputs: a broken task (BadTask), unless it ran out
         of device memory (again after the judge freed its own: see _reference)."""
-        if _is_out_of_memory(failure):
+        if is_out_of_memory(failure):
             raise NotJudged(f"the reference ran out of device memory on the task's inputs: {failure}") from failure
         raise BadTask(f"the reference fails on its own inputs: {failure}") from failure
 
-    def _compile(self) -> str:
-        self.tiny_spec = self._choose_tiny_spec()
+    def _compile(self) -> Ended:
+        self.tiny_spec = self.variants.tiny_spec()
         try:
             self._first_run = self._retried_run(self.tiny_spec, self.tiny_spec)
         except JudgeOutOfMemory as error:
             raise NotJudged(f"the first call's inputs and outputs did not fit in device memory: {error}") from error
         except CandidateFailed as failure:
             if failure.kind == "compile":
-                raise _Stop(pb.VERDICT_COMPILE_ERROR, str(failure)) from failure
+                raise Stop(Verdict.COMPILE_ERROR, str(failure)) from failure
             self._first_failure = failure
         if self.device.type == "cpu":
             try:
                 checked = self.candidate.compile_check()
             except CandidateFailed as failure:
-                raise _Stop(pb.VERDICT_COMPILE_ERROR, f"checking the kernels' compilation failed: {failure}") from failure
+                raise Stop(Verdict.COMPILE_ERROR, f"checking the kernels' compilation failed: {failure}") from failure
             failed = [k for k in checked if not k.ok]
             if failed:
                 details = "\n".join(f"{k.name}: {k.message}" for k in failed)
-                raise _Stop(pb.VERDICT_COMPILE_ERROR, f"Triton kernel(s) do not compile for sm_90:\n{details}")
+                raise Stop(Verdict.COMPILE_ERROR, f"Triton kernel(s) do not compile for sm_90:\n{details}")
             names = ", ".join(sorted({k.name for k in checked})) or "no kernels launched"
-            return f"compiled for sm_90 (CUDA target) without a GPU: {names}"
-        return "kernels compiled"
+            return Ended.passed(f"compiled for sm_90 (CUDA target) without a GPU: {names}")
+        return Ended.passed("kernels compiled")
 
-    def _tiny_run(self) -> str:
+    def _tiny_run(self) -> Ended:
         constants = dict(self.tiny_spec.constants)
         if self._first_failure is not None:
-            where = f"tiny inputs ({_describe_constants(constants)})" if constants else "the task's inputs"
+            where = f"tiny inputs ({describe_constants(constants)})" if constants else "the task's inputs"
             self._fail_at_other_sizes(where, self._first_failure)
         assert self._first_run is not None
         where = f"{_mode_name(True, False)} on {'tiny inputs' if constants else 'the task inputs'}"
         self._check_run(self._first_run, where)
         if constants:
-            kind, description = pb.INPUT_VARIANT_TINY, f"tiny: {_describe_constants(constants)}"
+            kind, description = InputVariant.TINY, f"tiny: {describe_constants(constants)}"
         else:  # profiles that never shrink: the first run is the task's own inputs
-            kind, description = pb.INPUT_VARIANT_ORIGINAL, f"task sizes, seed {self.tiny_spec.input_seed}"
-        message = self._record_check(kind, description, self._first_run, self._reference(self.tiny_spec), None)
+            kind, description = InputVariant.ORIGINAL, f"task sizes, seed {self.tiny_spec.input_seed}"
+        message = self._record_check(kind, description, self._first_run, self.reference_run(self.tiny_spec), None)
         if message is not None:
-            raise _Stop(pb.VERDICT_INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
-        self._check_launches(self._first_run.result.launches, where)
+            raise Stop(Verdict.INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
+        self.check_launches(self._first_run.result.launches, where)
         self._first_run = None  # at the task's own sizes (profiles that never shrink) its copies are large
-        need = self._footprint(self.tiny_spec)
+        need = self.footprint(self.tiny_spec)
         for mode, (train, grad) in enumerate(_MODES[1:], start=1):
             # fresh inputs for every mode: a cache kept in the model finds nothing to reuse
-            spec = self._spec(constants, inputs=1 + 100 * mode, train=train, grad=grad)
-            if not fits(need, self._free_bytes()):
+            spec = self.spec(constants, inputs=1 + 100 * mode, train=train, grad=grad)
+            if not fits(need, self.free_bytes()):
                 self.reference.drop_cache()
             try:
                 run = self._retried_run(spec, spec)
             except JudgeOutOfMemory as error:
                 raise NotJudged(f"the judge's copies for {_mode_name(train, grad)} did not fit in device memory: {error}") from error
             except CandidateFailed as failure:
-                raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"in {_mode_name(train, grad)}: {failure}") from failure
+                raise Stop(Verdict.RUNTIME_ERROR, f"in {_mode_name(train, grad)}: {failure}") from failure
             self._check_run(run, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
-            self._check_launches(run.result.launches, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
+            self.check_launches(run.result.launches, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
             del run  # before the next mode's copies
-        self._stop_if_hacked()
+        self.evidence.stop_if_any()
         knocked_out = self._check_kernels_matter()
-        self._stop_if_hacked()
-        return f"4 modes ran own Triton kernels; {knocked_out}; {description}"
+        self.evidence.stop_if_any()
+        return Ended.passed(f"4 modes ran own Triton kernels; {knocked_out}; {description}")
 
-    def _correctness(self) -> str:
+    def _correctness(self) -> Ended:
         passed = skipped = 0
         failure: str | None = None
-        for variant in self._variants():
+        for variant in self.variants.variants():
             if variant.not_applicable:
                 self._skip(variant, variant.not_applicable)
                 skipped += 1
                 continue
             try:
-                variant = self._fitted(variant)
-                expected = self._reference(variant.reference)
+                variant = self.variants.fitted(variant)
+                expected = self.reference_run(variant.reference)
             except TaskFailed as error:
-                if variant.kind == pb.INPUT_VARIANT_ORIGINAL and _is_out_of_memory(error):
+                if variant.kind == InputVariant.ORIGINAL and is_out_of_memory(error):
                     raise NotJudged(f"the reference ran out of device memory on the task's inputs: {error}") from error
                 self._skip(variant, f"the reference itself fails on these inputs: {error}")
                 skipped += 1
@@ -357,7 +303,7 @@ class Evaluation:
                 self._skip(variant, variant.not_applicable)
                 skipped += 1
                 continue
-            if variant.kind != pb.INPUT_VARIANT_ORIGINAL and not _finite(expected.outputs):
+            if variant.kind != InputVariant.ORIGINAL and not finite(expected.outputs):
                 self._skip(variant, "the reference gives NaN/Inf on these inputs")
                 skipped += 1
                 continue
@@ -366,243 +312,52 @@ class Evaluation:
             except CandidateFailed as error:
                 self._fail_variant(variant, error, passed)
             except JudgeOutOfMemory as error:
-                if variant.kind == pb.INPUT_VARIANT_ORIGINAL:
+                if variant.kind == InputVariant.ORIGINAL:
                     raise NotJudged(f"the judge's copies for the task's inputs did not fit in device memory: {error}") from error
                 self._skip(variant, f"skipped: the judge's own copies did not fit in device memory ({error})")
                 skipped += 1
                 continue
             self._check_run(run, f"on inputs '{variant.description}'")
-            if variant.kind == pb.INPUT_VARIANT_DTYPE:
+            if variant.kind == InputVariant.DTYPE:
                 self._check_compiles_in(variant)
             message = self._record_check(variant.kind, variant.description, run, expected, variant.expected_dtypes)
             if message is None:
-                self._check_launches(run.result.launches, f"on inputs '{variant.description}'")
-                self._stop_if_hacked()
+                self.check_launches(run.result.launches, f"on inputs '{variant.description}'")
+                self.evidence.stop_if_any()
                 passed += 1
             elif failure is None:
                 failure = self._failure_text(variant, message)
                 if self.settings.correctness.stop_at_first_failure:
                     break
         if failure:
-            raise _Stop(pb.VERDICT_INCORRECT, failure)
-        return f"{passed} variant(s) passed" + (f", {skipped} not applicable" if skipped else "") + f" (profile {self.plan.name})"
+            raise Stop(Verdict.INCORRECT, failure)
+        return Ended.passed(f"{passed} variant(s) passed" + (f", {skipped} not applicable" if skipped else "") + f" (profile {self.plan.name})")
 
-    def _timing(self) -> str:
-        report = self.response.timing
-        if self.request.options.skip_timing:
-            report.invalid_reason = "timing skipped by request"
-            return "skipped by request"
-        timing = self.settings.timing
-        cuda = self.device.type == "cuda"
-        trials = (self.request.options.timing_trials or timing.trials) if cuda else timing.cpu_trials
-        warmups = (self.request.options.warmup_trials or timing.warmup_trials) if cuda else 0
-        speedup = self._retried_timing_round(trials, warmups, first_input=1000)
-        if cuda and speedup > timing.recheck_speedup_above:
-            first = pb.TimingReport()
-            first.CopyFrom(report)
-            again = self._retried_timing_round(trials, warmups, first_input=5000)
-            if again > speedup:
-                report.CopyFrom(first)
-            speedup = min(speedup, again)
-        if not cuda:
-            report.invalid_reason = "CPU interpreter timing is not comparable to GPU execution"
-            return f"{trials} interpreter trial(s), not valid for speedup"
-        report.valid = True
-        replay = "calls replayed from a CUDA graph" if report.cuda_graph else "eager calls"
-        report.method = (
-            f"CUDA events on the timed stream; {timing.l2_flush_bytes >> 20} MiB L2 flush, persisting L2 reset, "
-            f"fresh inputs per trial, {replay}; reference and candidate interleaved on one GPU"
-        )
-        self.response.speedup = speedup
-        return f"speedup {speedup:.3f}x over {trials} interleaved trials ({replay})"
-
-    def _profile(self) -> str:
+    def _profile(self) -> Ended:
         if self.request.options.skip_profile:
-            return "skipped by request"
-        spec = self._spec()
+            return Ended.skipped("skipped by request")
+        spec = self.spec()
         calls = self.settings.profile_calls_cuda if self.device.type == "cuda" else 1
         try:
             profiled = self.candidate.profile(spec, calls)
             reference = self.reference.profile(spec, calls)
         except (CandidateFailed, RuntimeError) as error:
-            return f"skipped: the profiler failed ({str(error).splitlines()[0][:200]})"
+            return Ended.skipped(f"skipped: the profiler failed ({str(error).splitlines()[0][:200]})")
         own = {k.name for k in profiled if k.own}
         candidate_kernels = kernel_profiles([KernelTime(k.name, k.launches, k.time_us) for k in profiled], own, calls)
         summary = profile_summary(candidate_kernels, kernel_profiles(reference, (), calls), method(self.device))
-        self.response.profile.CopyFrom(summary)
-        self.response.coverage = summary.coverage
-        return f"coverage {summary.coverage:.1%} of {summary.total_device_time_us:.3g} us per forward call"
-
-    # Timing ---------------------------------------------------------------------------------
-
-    def _retried_timing_round(self, trials: int, warmups: int, first_input: int) -> float:
-        """A timing round; one that runs out of device memory (the candidate passed every
-        check at these sizes, so the memory is taken by other work or by timing's own fresh
-        inputs) is run again once the judge has freed its caches and graph, then not judged."""
-        for attempt in (1, 2):
-            try:
-                return self._timing_round(trials, warmups, first_input)
-            except JudgeOutOfMemory as error:
-                if attempt == 2:
-                    raise NotJudged(f"device memory ran out while timing, after the judge freed its own: {error}") from error
-                self.reference.release_graph()
-                self.reference.drop_cache()
-        raise AssertionError("unreachable")
-
-    def _timing_round(self, trials: int, warmups: int, first_input: int) -> float:
-        timing = self.settings.timing
-        cuda = self.device.type == "cuda"
-        ref_us: list[float] = []
-        cand_us: list[float] = []
-        late_us: list[float] = []
-        calls = 1
-        graph = False
-        fastest = math.inf
-        trial = 0
-        while trial < warmups + trials:
-            spec = self._spec(inputs=first_input + trial)
-            order = (True, False) if trial % 2 == 0 else (False, True)
-            for is_reference in order:
-                if is_reference:
-                    try:
-                        timed = self.reference.time_trial(spec, self.clock, calls, graph=graph)
-                    except torch.OutOfMemoryError as error:
-                        raise JudgeOutOfMemory(f"the reference: {error}") from error
-                    ref_stream = timed.stream_us
-                else:
-                    try:
-                        result = self.candidate.time_trial(spec, calls, graph=graph)
-                    except CandidateFailed as error:
-                        if error.kind == "resources" or _is_out_of_memory(error):
-                            raise JudgeOutOfMemory(f"the candidate's process: {error}") from error
-                        raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"during timing: {error}") from error
-                    self._check_tampering(result.tampered)
-                    if not graph:  # a replayed graph launches nothing from Python: its capture was checked
-                        self._check_launches(result.launches, f"timed run {trial}")
-                    cand_stream, cand_late = result.stream_us, result.late_us
-            self._check_timed_results(trial, timed.outputs)
-            self._stop_if_hacked()
-            if trial < warmups and trial >= 2 and min(ref_stream, cand_stream) * calls > timing.long_call_us:
-                warmups = trial + 1  # long calls: three warm-ups are plenty, the rest would only cost
-            if trial >= warmups:
-                ref_us.append(ref_stream)
-                cand_us.append(cand_stream)
-                late_us.append(cand_late)
-                if len(ref_us) >= min(timing.min_trials, trials) and _precise(ref_us, timing.median_precision) and _precise(cand_us, timing.median_precision):
-                    break
-            elif cuda:
-                # Calls per trial are chosen halfway through the warm-ups from the fastest
-                # single calls seen, once first-call costs are gone, and then kept; the rest
-                # of the warm-ups replay the graph when both models could be captured, and a
-                # graph whose trial is too short for steady timing is captured again with more
-                # calls.
-                fastest = min(fastest, ref_stream, cand_stream)
-                if trial == (warmups - 1) // 2:
-                    calls = max(1, min(timing.max_calls_per_trial, math.ceil(timing.min_trial_us / max(fastest, 1.0))))
-                    graph = calls > 1 and timing.cuda_graphs and self._capture_graphs(spec, calls)
-                elif graph and trial == (warmups - 1) // 2 + 1:
-                    replayed = math.ceil(timing.graph_min_trial_us / max(min(ref_stream, cand_stream), 0.5))
-                    more = min(timing.max_graph_calls, replayed)
-                    if more > calls:
-                        graph = self._capture_graphs(spec, more)
-                        calls = more if graph else calls  # eager again, with the calls chosen for eager
-            trial += 1
-        report = self.response.timing
-        report.calls_per_trial = calls
-        report.warmup_trials = warmups
-        report.cuda_graph = graph
-        if cuda:
-            report.late_device_work_us = statistics.median(late_us)
-            if report.late_device_work_us > timing.side_stream_slack_us:
-                reason = (
-                    f"device work it started was still running {report.late_device_work_us:.1f} us (median) after "
-                    "forward returned and the timed stream had finished (hidden on another stream, outside the timed region)"
-                )
-                raise _Stop(pb.VERDICT_HACKED, reason, [reason])
-        report.reference.CopyFrom(summarize(ref_us, timing.trim_fraction))
-        report.candidate.CopyFrom(summarize(cand_us, timing.trim_fraction))
-        return report.reference.median_us / report.candidate.median_us if report.candidate.median_us > 0 else 0.0
-
-    def _retime_alone(self) -> None:
-        """Times both models once more, each with nothing of the other running, and keeps the
-        lower of the interleaved and the alone speedup. While the two interleave, the
-        candidate's process is alive between its calls, and a thread of it can keep the GPU
-        busy exactly while the reference is timed (contexts time-slice): a slowed reference
-        would inflate the speedup. So the candidate is timed alone (the judge idle), then the
-        reference alone once the candidate's process has exited. Both alone, so that whatever
-        else the GPU or host did meanwhile does not favour one side: keeping only a quieter
-        reference median made launch-bound speedups bimodal. Cheating in the alone phase buys
-        nothing (only the lower speedup counts); an honest candidate loses only noise."""
-        report = self.response.timing
-        calls, graph = report.calls_per_trial, report.cuda_graph
-        trim = self.settings.timing.trim_fraction
-        candidate = pb.RuntimeStats()
-        candidate.CopyFrom(report.candidate)  # kept if the candidate fails now: the reference is still re-timed
-        try:
-            timed_alone = [
-                self.candidate.time_trial(self._spec(inputs=8000 + trial), calls, graph=graph).stream_us
-                for trial in range(_ALONE_WARMUPS + _ALONE_TRIALS)
-            ]
-            candidate = summarize(timed_alone[_ALONE_WARMUPS:], trim)
-        except CandidateFailed:
-            pass
-        self.candidate.close(wait_seconds=_ALONE_EXIT_WAIT_SECONDS)
-        try:
-            reference_alone = [
-                self.reference.time_trial(self._spec(inputs=9000 + trial), self.clock, calls, graph=graph).stream_us
-                for trial in range(_ALONE_WARMUPS + _ALONE_TRIALS)
-            ]
-        except torch.OutOfMemoryError:  # the candidate is gone: only other work can hold the memory
-            report.method += "; not timed alone (device memory taken by other work)"
-            return
-        reference = summarize(reference_alone[_ALONE_WARMUPS:], trim)
-        alone = reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
-        report.method += f"; each also timed alone (speedup {alone:.3f}x), the lower speedup kept"
-        if alone < self.response.speedup:
-            report.reference.CopyFrom(reference)
-            report.candidate.CopyFrom(candidate)
-            self.response.speedup = alone
-
-    def _capture_graphs(self, spec: RunSpec, calls: int) -> bool:
-        """Captures both models' calls as CUDA graphs; True only if both could be (timing the
-        two the same way). The candidate's capture must launch its own kernels."""
-        captured = self.candidate.capture_graph(spec, calls)
-        if captured.error:
-            return False
-        self._check_launches(captured.launches, "the calls captured for timing")
-        self._stop_if_hacked()
-        return not self.reference.capture_graph(spec, calls)
-
-    def _check_timed_results(self, trial: int, reference_calls: list[list[torch.Tensor]]) -> None:
-        """Spot-checks what timed calls returned, at positions and calls drawn only now: the
-        last call and a few others at random. Outputs that a later call of the trial
-        overwrote (a reused buffer) are left out, never the last call's."""
-        seed = secrets.randbits(62)
-        count = len(reference_calls)
-        chosen = sorted({count - 1, *_RANDOM.sample(range(count), min(count, _SAMPLED_CALLS))})
-        got, superseded = self.candidate.sample(seed, chosen)
-        superseded -= set(range(sum(len(reference_calls[i]) for i in chosen[:-1]), sum(len(reference_calls[i]) for i in chosen)))
-        want = [
-            value for position, value in enumerate(v for i in chosen for v in sample_values(reference_calls[i], seed))
-            if position not in superseded
-        ]
-        dtypes = [t.dtype for t in want]
-        floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
-        if not compare_outputs(got, want, dtypes, self._tolerance(floating)).passed:
-            self.hack_reasons.append(
-                f"timed run {trial} returned a different result than the reference on the same fresh "
-                "inputs (outputs cached, stale or computed differently while timed)"
-            )
+        self.profile = summary
+        return Ended.passed(f"coverage {summary.coverage:.1%} of {summary.total_device_time_us:.3g} us per forward call")
 
     # Judged calls ---------------------------------------------------------------------------
 
-    def _reference(self, spec: RunSpec) -> ReferenceRun:
+    def reference_run(self, spec: RunSpec) -> ReferenceRun:
         """The reference's run; one that runs out of device memory is run again once the
         judge's cached results are freed."""
         try:
             return self.reference.run(spec)
         except TaskFailed as error:
-            if not _is_out_of_memory(error):
+            if not is_out_of_memory(error):
                 raise
         self.reference.drop_cache()
         return self.reference.run(spec)
@@ -631,12 +386,12 @@ class Evaluation:
         caches are dropped and the call made once more, and a second shortfall raises
         JudgeOutOfMemory (the caller skips the check, or gives no verdict). A forward that
         runs out of memory is retried the same way before it counts as the candidate's."""
-        expected = self._reference(reference)
+        expected = self.reference_run(reference)
         for attempt in (1, 2):
             try:
                 return self._candidate_run(candidate, expected, expected_dtypes=expected_dtypes)
             except CandidateFailed as error:
-                if attempt == 2 or not (error.kind == "resources" or _is_out_of_memory(error)):
+                if attempt == 2 or not (error.kind == "resources" or is_out_of_memory(error)):
                     if error.kind == "resources":
                         raise JudgeOutOfMemory(str(error)) from error
                     raise
@@ -644,10 +399,10 @@ class Evaluation:
                 if attempt == 2:
                     raise
             self.reference.drop_cache()
-            expected = self._reference(reference)
+            expected = self.reference_run(reference)
         raise AssertionError("unreachable")
 
-    def _check_compiles_in(self, variant: _Variant) -> None:
+    def _check_compiles_in(self, variant: Variant) -> None:
         """On CPU the interpreter runs code that the GPU compiler rejects for another dtype
         (``tl.exp`` on half precision, say): the kernels launched in the precision variant
         are compiled for sm_90 too, so that CPU and GPU agree."""
@@ -661,22 +416,22 @@ class Evaluation:
             failed_text = "\n".join(f"{k.name}: {k.message}" for k in failed)
         if failed_text:
             first = failed_text.strip().splitlines()[0][:300]
-            self.response.checks.add(variant=variant.kind, description=variant.description, passed=False, message=f"does not compile: {first}")
-            raise _Stop(pb.VERDICT_INCORRECT, self._failure_text(variant, f"its kernels do not compile for sm_90 in {variant.description}:\n{failed_text}"))
+            self.checks.append(CorrectnessCheck(variant.kind, variant.description, passed=False, message=f"does not compile: {first}"))
+            raise Stop(Verdict.INCORRECT, self._failure_text(variant, f"its kernels do not compile for sm_90 in {variant.description}:\n{failed_text}"))
 
-    def _fail_variant(self, variant: _Variant, error: CandidateFailed, passed: int) -> None:
+    def _fail_variant(self, variant: Variant, error: CandidateFailed, passed: int) -> None:
         """A candidate that raises on a variant after passing others is INCORRECT for it
         (resized shapes, another precision), else a RUNTIME_ERROR; the check is recorded."""
         first_line = str(error).strip().splitlines()[0][:300] if str(error).strip() else error.kind
-        self.response.checks.add(variant=variant.kind, description=variant.description, passed=False, message=f"raised: {first_line}")
-        if variant.kind == pb.INPUT_VARIANT_DTYPE and passed:
-            raise _Stop(pb.VERDICT_INCORRECT, self._failure_text(variant, f"forward failed in {variant.description}: {error}")) from error
-        if variant.kind == pb.INPUT_VARIANT_RESIZED and passed:
-            raise _Stop(pb.VERDICT_INCORRECT, f"correct at the task's own sizes but fails at {variant.description}: {error}") from error
-        raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on inputs '{variant.description}': {error}") from error
+        self.checks.append(CorrectnessCheck(variant.kind, variant.description, passed=False, message=f"raised: {first_line}"))
+        if variant.kind == InputVariant.DTYPE and passed:
+            raise Stop(Verdict.INCORRECT, self._failure_text(variant, f"forward failed in {variant.description}: {error}")) from error
+        if variant.kind == InputVariant.RESIZED and passed:
+            raise Stop(Verdict.INCORRECT, f"correct at the task's own sizes but fails at {variant.description}: {error}") from error
+        raise Stop(Verdict.RUNTIME_ERROR, f"on inputs '{variant.description}': {error}") from error
 
-    def _failure_text(self, variant: _Variant, message: str) -> str:
-        if variant.kind == pb.INPUT_VARIANT_DTYPE:
+    def _failure_text(self, variant: Variant, message: str) -> str:
+        if variant.kind == InputVariant.DTYPE:
             return (
                 f"only at the {variant.description} precision variant (every check in the task's own dtype passed): "
                 f"{message}"
@@ -686,17 +441,17 @@ class Evaluation:
     def _fail_at_other_sizes(self, where: str, failure: CandidateFailed) -> None:
         """A failure on shrunken sizes is INCORRECT when the candidate is right at the task's
         own sizes (a kernel that fits only one shape), else a RUNTIME_ERROR."""
-        original = self._spec()
+        original = self.spec()
         if not self.tiny_spec.constants:
-            raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
-        expected = self._reference(original)
+            raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
+        expected = self.reference_run(original)
         try:
             run = self._candidate_run(original, expected)
         except CandidateFailed:
-            raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
+            raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
         if self._judge(run, expected, None)[0] is None:
-            raise _Stop(pb.VERDICT_INCORRECT, f"correct at the task's own sizes but fails on {where}: {failure}") from failure
-        raise _Stop(pb.VERDICT_RUNTIME_ERROR, f"on {where}: {failure}") from failure
+            raise Stop(Verdict.INCORRECT, f"correct at the task's own sizes but fails on {where}: {failure}") from failure
+        raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
 
     def _judge(
         self, run: CandidateRun, expected: ReferenceRun, expected_dtypes: Sequence[torch.dtype] | None,
@@ -724,16 +479,16 @@ class Evaluation:
         return None, result, tolerance
 
     def _record_check(
-        self, kind: int, description: str, run: CandidateRun, expected: ReferenceRun,
+        self, kind: InputVariant, description: str, run: CandidateRun, expected: ReferenceRun,
         expected_dtypes: Sequence[torch.dtype] | None,
     ) -> str | None:
         """Judges a call, records a CorrectnessCheck, returns the failure message or None."""
         message, result, tolerance = self._judge(run, expected, expected_dtypes)
-        self.response.checks.add(
+        self.checks.append(CorrectnessCheck(
             variant=kind, description=description, passed=message is None,
             max_abs_error=result.max_abs_error, max_rel_error=result.max_rel_error,
             rel_l2_error=result.rel_l2_error, atol=tolerance.atol, rtol=tolerance.rtol, message=message or "",
-        )
+        ))
         return message
 
     def _compare(
@@ -741,142 +496,38 @@ class Evaluation:
     ) -> tuple[Comparison, Tolerance]:
         dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in expected]
         floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
-        tolerance = self._tolerance(floating)
+        tolerance = self.tolerance(floating)
         return compare_outputs(outputs, expected, dtypes, tolerance), tolerance
 
-    # Variants -------------------------------------------------------------------------------
-
-    def _choose_tiny_spec(self) -> RunSpec:
-        if not self.plan.shrink:
-            return self._spec()
-        sizes = self.task.sizes(self.settings.correctness.size_constant_min)
-        for plan in tiny_plans(sizes, self.settings.correctness.tiny_size):
-            spec = self._spec(plan)
-            try:
-                if _finite(self._reference(spec).outputs):
-                    return spec
-            except TaskFailed:
-                continue
-        return self._spec()
-
-    def _variants(self) -> list[_Variant]:
-        correctness = self.settings.correctness
-        variants: list[_Variant] = []
-        for name in self.plan.variants:
-            if name == "original":
-                spec = self._spec()
-                variants.append(_Variant(pb.INPUT_VARIANT_ORIGINAL, f"task sizes, seed {spec.input_seed}", spec, spec))
-            elif name == "seed":
-                spec = self._spec(weight=10, inputs=11)
-                variants.append(_Variant(pb.INPUT_VARIANT_SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
-            elif name == "scaled":
-                spec = self._spec(inputs=21, scale=correctness.scale)
-                variants.append(_Variant(pb.INPUT_VARIANT_SCALED, f"float inputs x{correctness.scale:g}", spec, spec))
-            elif name == "resized":
-                variants.append(self._resized_variant())
-            elif name == "dtype":
-                variants.append(self._dtype_variant())
-        for extra in range(self.plan.extra_seeds):
-            spec = self._spec(weight=10 * (extra + 2), inputs=10 * (extra + 2) + 1)
-            variants.append(_Variant(pb.INPUT_VARIANT_SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
-        return variants
-
-    def _resized_variant(self) -> _Variant:
-        sizes = self.task.sizes(self.settings.correctness.size_constant_min)
-        plans = resized_plans(sizes)
-        for plan in plans:
-            spec = self._spec(plan, inputs=31)
-            try:
-                outputs = self._reference(spec).outputs
-            except TaskFailed:
-                continue
-            if _finite(outputs):
-                return _Variant(pb.INPUT_VARIANT_RESIZED, _describe_constants(plan), spec, spec)
-        reason = "no size constants to change" if not sizes else "the reference fails at every other size tried"
-        spec = self._spec(inputs=31)
-        return _Variant(pb.INPUT_VARIANT_RESIZED, "other sizes", spec, spec, not_applicable=reason)
-
-    def _dtype_variant(self) -> _Variant:
-        correctness = self.settings.correctness
-        other = correctness.dtype_cuda if self.device.type == "cuda" else correctness.dtype_cpu
-        original = self._reference(self._spec()).outputs
-        if all(t.dtype == DTYPES[other] for t in original if t.is_floating_point()):
-            other = "float32"
-        candidate = self._spec(inputs=41, dtype=other)
-        reference = self._spec(inputs=41, round_to=other)
-        try:
-            probe = self._reference(candidate).outputs
-        except TaskFailed:
-            return _Variant(pb.INPUT_VARIANT_DTYPE, other, reference, reference, not_applicable=f"the reference does not run in {other}")
-        return _Variant(pb.INPUT_VARIANT_DTYPE, other, candidate, reference, tuple(t.dtype for t in probe))
-
-    def _fitted(self, variant: _Variant) -> _Variant:
-        """The variant as it fits in device memory next to the judge's copies: the judge's
-        caches are dropped first; then sizes are halved (said in the description) until the
-        call fits; a variant with no sizes to shrink, or under a profile that never shrinks
-        the task's sizes (its first run checked them already), is skipped with the reason."""
-        need = self._footprint(variant.reference)
-        free = self._free_bytes()
-        if fits(need, free):
-            return variant
-        self.reference.drop_cache()
-        free = self._free_bytes()
-        if fits(need, free):
-            return variant
-        if not self.plan.shrink:
-            return dataclasses.replace(
-                variant, not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} "
-                f"needed, {gib(free or 0)} free), and profile {self.plan.name} never shrinks the task's sizes",
-            )
-        sizes = self.task.sizes(self.settings.correctness.size_constant_min)
-        current = dict(variant.candidate.constants) or dict(sizes)
-        for _ in range(_SHRINK_STEPS):
-            current = {name: max(1, value // 2) for name, value in current.items()}
-            if not current:
-                break
-            shrunk = _Variant(
-                variant.kind,
-                f"{variant.description}; shrunk to fit device memory ({gib(need.need_bytes())} needed, {gib(free or 0)} free): "
-                f"{_describe_constants(current)}",
-                dataclasses.replace(variant.candidate, constants=tuple(sorted(current.items()))),
-                dataclasses.replace(variant.reference, constants=tuple(sorted(current.items()))),
-                variant.expected_dtypes,
-            )
-            if fits(self._footprint(shrunk.reference), self._free_bytes()):
-                return shrunk
-        return dataclasses.replace(
-            variant, not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} needed, {gib(free or 0)} free)"
-        )
-
-    def _footprint(self, spec: RunSpec) -> Footprint:
-        run = self._reference(spec)
+    def footprint(self, spec: RunSpec) -> Footprint:
+        run = self.reference_run(spec)
         output_bytes = sum(t.numel() * t.element_size() for t in run.outputs)
         return Footprint(run.weight_bytes, run.input_bytes, output_bytes)
 
-    def _free_bytes(self) -> int | None:
+    def free_bytes(self) -> int | None:
         configured = self.settings.device_memory_bytes
         if configured is not None:
             return configured - self.reference.cached_bytes()
         return free_bytes(self.device)
 
-    def _skip(self, variant: _Variant, reason: str) -> None:
-        self.response.checks.add(variant=variant.kind, description=variant.description, skipped=True, message=reason)
+    def _skip(self, variant: Variant, reason: str) -> None:
+        self.checks.append(CorrectnessCheck(variant.kind, variant.description, skipped=True, message=reason))
 
-    # Hack evidence --------------------------------------------------------------------------
+    # Hack evidence (collected in self.evidence) --------------------------------------------------------------------------
 
     def _check_kernels_matter(self) -> str:
         """One more call with every result of the candidate's own kernels destroyed
         (candidate/knockout.py): outputs that stay right were not computed by those kernels."""
-        spec = self._spec(dict(self.tiny_spec.constants), inputs=1 + 100 * len(_MODES))
+        spec = self.spec(dict(self.tiny_spec.constants), inputs=1 + 100 * len(_MODES))
         try:
-            expected = self._reference(spec)
+            expected = self.reference_run(spec)
         except TaskFailed:
             return "kernel results not knocked out (the reference fails on these inputs)"
         try:
             run = self._candidate_run(spec, expected, knock_out=True)
         except CandidateFailed:
             return "outputs depend on its kernels (the call fails without their results)"
-        self._check_tampering(run.result.tampered)
+        self.check_tampering(run.result.tampered)
         if run.result.overwritten == 0:
             return "no kernel results to knock out"
         if self._judge(run, expected, None)[0] is not None:
@@ -886,20 +537,16 @@ class Evaluation:
             f"{run.result.overwritten} tensor(s) written by its Triton kernels overwritten (NaN), so those kernels do not "
             "compute the output"
         )
-        self.hack_reasons.append(reason)
+        self.evidence.add(reason)
         return reason
 
     def _check_run(self, run: CandidateRun, where: str) -> None:
         """Tampering and harness findings stop at once; launches are checked by the caller
         once the outputs are known to be right (a wrong kernel is incorrect, not a hack)."""
-        self._check_tampering(run.result.tampered)
+        self.check_tampering(run.result.tampered)
         self._check_problems(run.result.problems, where)
 
-    def _stop_if_hacked(self) -> None:
-        if self.hack_reasons:
-            raise _Stop(pb.VERDICT_HACKED, "; ".join(self.hack_reasons), self.hack_reasons)
-
-    def _check_launches(self, launches: Sequence[LaunchRecord], where: str) -> None:
+    def check_launches(self, launches: Sequence[LaunchRecord], where: str) -> None:
         own = [launch for launch in launches if launch.own]
         working = [launch for launch in own if launch.programs > 0 and launch.stored_bytes != 0]
         for launch in working:
@@ -912,21 +559,16 @@ class Evaluation:
                 reason = f"{where}: its Triton kernels launched with an empty grid (no programs)"
             else:
                 reason = f"{where}: its Triton kernels ran but stored nothing (no work)"
-            if reason not in self.hack_reasons:
-                self.hack_reasons.append(reason)
+            self.evidence.add(reason)
 
-    def _check_tampering(self, tampered: Sequence[str]) -> None:
+    def check_tampering(self, tampered: Sequence[str]) -> None:
         if tampered:
-            reason = "replaced functions the judge relies on: " + ", ".join(tampered)
-            if reason not in self.hack_reasons:
-                self.hack_reasons.append(reason)
-            raise _Stop(pb.VERDICT_HACKED, reason, self.hack_reasons)
+            self.evidence.stop("replaced functions the judge relies on: " + ", ".join(tampered))
 
     def _check_problems(self, problems: Sequence[Problem], where: str) -> None:
         hacks = [f"{where}: {p.message}" for p in problems if p.severity == "hack"]
         if hacks:
-            self.hack_reasons.extend(hacks)
-            raise _Stop(pb.VERDICT_HACKED, "; ".join(hacks), self.hack_reasons)
+            self.evidence.stop(*hacks)
         wrong = [p.message for p in problems if p.severity == "incorrect"]
         if wrong:
-            raise _Stop(pb.VERDICT_INCORRECT, f"{where}: " + "; ".join(wrong))
+            raise Stop(Verdict.INCORRECT, f"{where}: " + "; ".join(wrong))

@@ -52,3 +52,9 @@ def fits(footprint: Footprint, free: int | None) -> bool:
 
 def gib(nbytes: int) -> str:
     return f"{nbytes / 2**30:.1f} GiB"
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether an error says device memory ran out (torch's or the CUDA driver's words)."""
+    text = str(error)
+    return "out of memory" in text.lower() or "CUDA_ERROR_OUT_OF_MEMORY" in text

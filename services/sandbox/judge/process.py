@@ -14,15 +14,16 @@ from pathlib import Path
 
 import torch
 
-from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.judge.candidate_client import CandidateClient
-from services.sandbox.judge.funnel import BadTask, Evaluation, NotJudged
+from services.sandbox.judge.funnel import Evaluation
 from services.sandbox.judge.reference import OutputCache, Reference
+from services.sandbox.judge.stages import BadTask, NotJudged
 from services.sandbox.settings import SandboxSettings
 from services.sandbox.shared.clock import Clock
+from services.sandbox.shared.evaluation import EvaluationRequest, Judgement
 from services.sandbox.shared.task_source import parse_task
 from services.sandbox.wire.framing import Shutdown, receive_with_fds, send
-from services.sandbox.wire.server_judge import JUDGE_COMMAND, JobDone, JudgeReady
+from services.sandbox.wire.server_judge import JSON_EXPANSION, JUDGE_COMMAND, JUDGEMENT, REQUEST, JobDone, JudgeReady
 
 _REFERENCES_KEPT = 8
 
@@ -50,18 +51,18 @@ class Judge:
             self.references.popitem(last=False)
         return reference
 
-    def evaluate(self, request: pb.EvaluateRequest, candidate_socket: socket.socket) -> tuple[JobDone, pb.EvaluateResponse]:
-        """Judges one request: the JobDone and the response that travels as its payload."""
+    def evaluate(self, request: EvaluationRequest, candidate_socket: socket.socket) -> tuple[JobDone, Judgement | None]:
+        """Judges one request: the JobDone and, when judged, the judgement that travels as its
+        payload."""
         client = CandidateClient(candidate_socket, self.settings.max_output_bytes, self.device)
         try:
             reference = self._reference(request.reference_source)
             evaluation = Evaluation(request, reference.task, reference, client, self.settings, self.device, self.clock)
-            response = evaluation.run()
-            return JobDone(candidate_lost=evaluation.candidate_lost, bad_task=""), response
+            return JobDone(), evaluation.run()
         except BadTask as error:
-            return JobDone(candidate_lost=False, bad_task=str(error)), pb.EvaluateResponse(request_id=request.request_id)
+            return JobDone(bad_task=str(error)), None
         except NotJudged as error:
-            return JobDone(candidate_lost=False, bad_task="", not_judged=str(error)), pb.EvaluateResponse(request_id=request.request_id)
+            return JobDone(not_judged=str(error)), None
         finally:
             client.close()
             if self.device.type == "cuda":
@@ -92,12 +93,11 @@ def main(argv: list[str] | None = None) -> None:
         device_name = "cpu"
     judge = Judge(settings, device, Path.cwd())
     send(control, JudgeReady(device_name=device_name))
-    max_request = 4 * settings.max_source_bytes + 2**20
+    max_request = 2 * JSON_EXPANSION * settings.max_source_bytes + 2**20
     while True:
         command, payload, fds = receive_with_fds(control, JUDGE_COMMAND, max_request, max_fds=1)
         if isinstance(command, Shutdown):
             return
-        request = pb.EvaluateRequest.FromString(bytes(payload))
-        done, response = judge.evaluate(request, socket.socket(fileno=fds[0]))
-        send(control, done, response.SerializeToString())
+        done, judgement = judge.evaluate(REQUEST.validate_json(payload), socket.socket(fileno=fds[0]))
+        send(control, done, JUDGEMENT.dump_json(judgement) if judgement is not None else b"")
 

@@ -8,6 +8,7 @@ failing.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import random
 import shutil
@@ -20,14 +21,13 @@ from pathlib import Path
 
 import prometheus_client
 
-from drkernel import __version__
 from drkernel.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, Unavailable
 from drkernel.logs import get_logger
-from drkernel.v1 import common_pb2
-from drkernel.v1 import sandbox_pb2 as pb
-from services.sandbox.server.isolation import Launcher
-from services.sandbox.server.worker import Worker, gather_quietly
+from services.sandbox.server.isolation import Launcher, Mechanism
+from services.sandbox.server.verdict import Result
+from services.sandbox.server.worker import Worker, WorkerStatus, gather_quietly
 from services.sandbox.settings import SandboxSettings
+from services.sandbox.shared.evaluation import Device, EvaluationRequest
 from services.sandbox.shared.task_source import parse_task
 
 log = get_logger(__name__)
@@ -56,7 +56,7 @@ _MAX_PUSHBACK_MS = 60_000
 _MAX_TRIALS = 10_000
 
 
-def validate_request(request: pb.EvaluateRequest, settings: SandboxSettings) -> None:
+def validate_request(request: EvaluationRequest, settings: SandboxSettings) -> None:
     """Refuses malformed requests with a message that says what to change."""
     if len(request.request_id.encode()) > _MAX_REQUEST_ID_BYTES:
         raise InvalidArgument(f"request_id is longer than {_MAX_REQUEST_ID_BYTES} bytes")
@@ -75,8 +75,6 @@ def validate_request(request: pb.EvaluateRequest, settings: SandboxSettings) -> 
         raise InvalidArgument(f"options.timing_trials and warmup_trials must be at most {_MAX_TRIALS}")
     if options.timing_trials and options.timing_trials < 3:
         raise InvalidArgument("options.timing_trials must be 0 (server default) or at least 3")
-    if options.device not in common_pb2.Device.values():
-        raise InvalidArgument(f"options.device {options.device} is not a known Device")
     parse_task(request.reference_source)
 
 
@@ -93,9 +91,20 @@ def visible_cuda_devices(settings: SandboxSettings) -> int:
 
 @dataclass
 class _Item:
-    request: pb.EvaluateRequest
-    future: asyncio.Future[pb.EvaluateResponse]
+    request: EvaluationRequest
+    future: asyncio.Future[Result]
     enqueued: float
+
+
+@dataclass(frozen=True)
+class SandboxDescription:
+    """What Describe reports: the workers, the queues and the isolation in force."""
+
+    default_device: Device
+    workers: list[WorkerStatus]
+    queue_length: int
+    queue_capacity: int
+    isolation: list[Mechanism]
 
 
 class Scheduler:
@@ -134,17 +143,17 @@ class Scheduler:
                 self._consumers.append(asyncio.create_task(self._consume(device, worker)))
         log.info("sandbox workers ready", workers=[w.id for ws in self.workers.values() for w in ws])
 
-    def _device_for(self, request: pb.EvaluateRequest) -> str:
-        device = {common_pb2.DEVICE_CPU: "cpu", common_pb2.DEVICE_CUDA: "cuda"}.get(request.options.device, self.default_device)
+    def _device_for(self, request: EvaluationRequest) -> str:
+        device = {Device.CPU: "cpu", Device.CUDA: "cuda"}.get(request.options.device, self.default_device)
         if device not in self.workers:
             raise FailedPrecondition(f"this server has no {device} workers")
         return device
 
-    def timeout_for(self, request: pb.EvaluateRequest) -> float:
+    def timeout_for(self, request: EvaluationRequest) -> float:
         requested = request.options.timeout_seconds or self.settings.default_timeout_seconds
         return min(requested, self.settings.max_timeout_seconds)
 
-    async def evaluate(self, request: pb.EvaluateRequest, *, wait_for_room: bool = False) -> pb.EvaluateResponse:
+    async def evaluate(self, request: EvaluationRequest, *, wait_for_room: bool = False) -> Result:
         """Validates, queues and awaits one evaluation."""
         if self._closing:
             raise Unavailable("the sandbox is shutting down")
@@ -183,29 +192,28 @@ class Scheduler:
             QUEUE_SECONDS.labels(device).observe(waited)
             BUSY_WORKERS.labels(device).inc()
             try:
-                response = await worker.evaluate(item.request, self.timeout_for(item.request))
-            except Exception as error:
+                result = await worker.evaluate(item.request, self.timeout_for(item.request))
+            except Exception as error:  # noqa: BLE001 - handed to the caller
                 if not item.future.done():
                     item.future.set_exception(error)
                 continue
             finally:
                 BUSY_WORKERS.labels(device).dec()
-            response.queue_seconds = waited
-            EVALUATIONS.labels(device, pb.Verdict.Name(response.verdict)).inc()
-            EVALUATION_SECONDS.labels(device).observe(response.evaluation_seconds)
-            self._recent_seconds[device] += 0.2 * (response.evaluation_seconds - self._recent_seconds[device])
-            REWARD.observe(response.reward)
+            result = dataclasses.replace(result, queue_seconds=waited)
+            EVALUATIONS.labels(device, f"VERDICT_{result.verdict.name}").inc()
+            EVALUATION_SECONDS.labels(device).observe(result.evaluation_seconds)
+            self._recent_seconds[device] += 0.2 * (result.evaluation_seconds - self._recent_seconds[device])
+            REWARD.observe(result.reward)
             if not item.future.done():
-                item.future.set_result(response)
+                item.future.set_result(result)
 
-    def describe(self) -> pb.DescribeResponse:
-        return pb.DescribeResponse(
-            version=__version__,
-            default_device=common_pb2.DEVICE_CUDA if self.default_device == "cuda" else common_pb2.DEVICE_CPU,
-            workers=[w.info() for ws in self.workers.values() for w in ws],
+    def describe(self) -> SandboxDescription:
+        return SandboxDescription(
+            default_device=Device.CUDA if self.default_device == "cuda" else Device.CPU,
+            workers=[w.status() for ws in self.workers.values() for w in ws],
             queue_length=sum(q.qsize() for q in self.queues.values()),
             queue_capacity=sum(q.maxsize for q in self.queues.values()),
-            isolation=[pb.IsolationMechanism(name=m.name, active=m.active, detail=m.detail) for m in self.launcher.mechanisms()],
+            isolation=self.launcher.mechanisms(),
         )
 
     async def close(self) -> None:

@@ -10,6 +10,7 @@ candidate's whole sandbox, and explains a crashed candidate from its exit status
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import os
 import shutil
@@ -25,16 +26,14 @@ import prometheus_client
 
 from drkernel.errors import InvalidArgument, ResourceExhausted
 from drkernel.logs import get_logger
-from drkernel.v1 import common_pb2
-from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.server.isolation import Launcher, ProcessSpec
 from services.sandbox.server.kernel_cache import KernelCache
 from services.sandbox.server.uids import claim_uids
+from services.sandbox.server.verdict import Ending, ProcessOutcome, Result, combine
 from services.sandbox.settings import SandboxSettings
-from services.sandbox.shared.feedback import feedback_text
-from services.sandbox.shared.reward import compute_reward
+from services.sandbox.shared.evaluation import Device, EvaluationRequest, Judgement
 from services.sandbox.wire.framing import ProtocolError, Shutdown, receive, send
-from services.sandbox.wire.server_judge import JUDGE_REPLY, Job, JobDone, JudgeReady
+from services.sandbox.wire.server_judge import JUDGE_REPLY, JUDGEMENT, REQUEST, Job, JobDone, JudgeReady
 
 log = get_logger(__name__)
 
@@ -121,6 +120,31 @@ def plan_cores(cores: Sequence[int], gpu_index: int, gpu_count: int) -> CorePlan
         return CorePlan((), (), ())
     candidate = tuple(ordered[first + 2 : first + 4])
     return CorePlan(tuple(ordered[first : first + 2]), candidate, tuple(ordered[4 * gpu_count :]) or candidate)
+
+
+@dataclass(frozen=True)
+class WorkerStatus:
+    """One worker slot as Describe reports it."""
+
+    id: str
+    device: Device
+    device_name: str
+    busy: bool
+    evaluations: int
+
+
+def _receive_judgement(sock: socket.socket, max_reply_bytes: int) -> tuple[JobDone, Judgement | None]:
+    """The judge's answer to a job, validated: JobDone, and the judgement unless there is none
+    (a bad task, or not judged). ProtocolError for anything else."""
+    message, payload = receive(sock, JUDGE_REPLY, max_reply_bytes)
+    if not isinstance(message, JobDone):
+        raise ProtocolError(f"expected job_done, got {message}")
+    if message.bad_task or message.not_judged:
+        return message, None
+    try:
+        return message, JUDGEMENT.validate_json(payload)
+    except ValueError as error:
+        raise ProtocolError(f"malformed judgement: {str(error)[:500]}") from error
 
 
 def describe_exit(returncode: int, sandboxed: bool) -> str:
@@ -280,7 +304,7 @@ class Worker:
 
     # Evaluation ---------------------------------------------------------------------------
 
-    async def evaluate(self, request: pb.EvaluateRequest, timeout_seconds: float) -> pb.EvaluateResponse:
+    async def evaluate(self, request: EvaluationRequest, timeout_seconds: float) -> Result:
         """Judges one request within the time limit."""
         self.busy = True
         started = time.monotonic()
@@ -290,8 +314,8 @@ class Worker:
                 self._judge = await self._start_judge()
             judge = self._judge
             await asyncio.to_thread(self._restore_cache, request.candidate_source, candidate)
-            await asyncio.to_thread(send, judge.sock, Job(), request.SerializeToString(), [candidate.sock.fileno()])
-            response = await self._await_judgement(judge, candidate, request, timeout_seconds)
+            await asyncio.to_thread(send, judge.sock, Job(), REQUEST.dump_json(request), [candidate.sock.fileno()])
+            judgement, outcome = await self._await_judgement(judge, candidate, request, timeout_seconds)
         finally:
             await candidate.kill()
             self._prepare_spares()  # after, not during, the evaluation it would disturb
@@ -302,15 +326,16 @@ class Worker:
         self._judge_jobs += 1
         if self._judge is not None and self._judge_jobs >= self.settings.judge_max_evaluations:
             await self._retire_judge()
-        response.evaluation_seconds = time.monotonic() - started
-        return response
+        result = combine(judgement, outcome, self.settings.reward)
+        return dataclasses.replace(result, evaluation_seconds=time.monotonic() - started)
 
     async def _await_judgement(
-        self, judge: _Process, candidate: _Process, request: pb.EvaluateRequest, timeout_seconds: float
-    ) -> pb.EvaluateResponse:
-        max_reply = self.settings.max_output_bytes
-        reply: asyncio.Future[tuple[object, bytearray]] = asyncio.ensure_future(
-            asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, max_reply)
+        self, judge: _Process, candidate: _Process, request: EvaluationRequest, timeout_seconds: float
+    ) -> tuple[Judgement, ProcessOutcome]:
+        """The judge's judgement (an empty one when a timed-out judge did not answer) and how
+        the candidate's process ended: within the limit, killed at it, or dead on its own."""
+        reply: asyncio.Future[tuple[JobDone, Judgement | None]] = asyncio.ensure_future(
+            asyncio.to_thread(_receive_judgement, judge.sock, self.settings.max_output_bytes)
         )
         done, _ = await asyncio.wait({reply}, timeout=timeout_seconds)
         timed_out = not done
@@ -324,26 +349,23 @@ class Worker:
             if not timed_out:  # our fault, not the candidate's: the caller gets INTERNAL and may retry
                 log.error("judge failed", worker=self.id, output=await judge.output.text())
                 raise RuntimeError(f"the judge process on {self.id} failed during this evaluation; it has been replaced")
-            response = pb.EvaluateResponse(request_id=request.request_id, device_name=self.device_name)
+            judgement = Judgement(request_id=request.request_id, device_name=self.device_name)
         else:
-            message, payload = reply.result()
-            assert isinstance(message, JobDone)
+            message, judged = reply.result()
             if message.bad_task:
                 raise InvalidArgument(message.bad_task)
             if message.not_judged:
                 raise ResourceExhausted(message.not_judged, self.settings.retry_pushback_ms)
-            response = pb.EvaluateResponse.FromString(bytes(payload))
-            if message.candidate_lost and not timed_out:
-                await self._explain_death(candidate, response)
+            assert judged is not None  # a job neither refused nor unjudged was judged
+            judgement = judged
         if timed_out:
-            response.verdict = pb.VERDICT_TIMEOUT
-            response.error = f"the evaluation exceeded its limit of {timeout_seconds:g} s and the candidate was killed"
-            del response.hack_reasons[:]
-        response.reward = compute_reward(response, self.settings.reward)
-        response.feedback = feedback_text(response)
-        return response
+            limit = f"the evaluation exceeded its limit of {timeout_seconds:g} s and the candidate was killed"
+            return judgement, ProcessOutcome(Ending.TIMED_OUT, limit)
+        if judgement.candidate_lost:
+            return judgement, await self._explain_death(candidate)
+        return judgement, ProcessOutcome(Ending.FINISHED)
 
-    async def _explain_death(self, candidate: _Process, response: pb.EvaluateResponse) -> None:
+    async def _explain_death(self, candidate: _Process) -> ProcessOutcome:
         CANDIDATE_DEATHS.labels(self.kind).inc()
         try:
             returncode = await asyncio.wait_for(candidate.process.wait(), 5)
@@ -351,17 +373,17 @@ class Worker:
             returncode = await candidate.kill()
         output = (await candidate.output.text()).strip()
         how = describe_exit(returncode, self.launcher.namespaces)
-        response.error = f"the candidate's process {how}" + (f"; its last output:\n{output[-2000:]}" if output else "")
+        detail = f"the candidate's process {how}" + (f"; its last output:\n{output[-2000:]}" if output else "")
+        return ProcessOutcome(Ending.DIED, detail)
 
     async def _retire_judge(self) -> None:
         if self._judge is not None:
             await self._judge.kill()
             self._judge = None
 
-    def info(self) -> pb.WorkerInfo:
-        return pb.WorkerInfo(
-            id=self.id, device=common_pb2.DEVICE_CPU if self.device == "cpu" else common_pb2.DEVICE_CUDA,
-            device_name=self.device_name, busy=self.busy, evaluations=self.evaluations,
+    def status(self) -> WorkerStatus:
+        return WorkerStatus(
+            self.id, Device.CPU if self.device == "cpu" else Device.CUDA, self.device_name, self.busy, self.evaluations,
         )
 
 

@@ -1,4 +1,4 @@
-"""The reward of one evaluation: a pure function of the response and the reward settings.
+"""The reward of one evaluation: a pure function of its outcome and the reward settings.
 
 Default (Dr. Kernel / KernelGym, published): 0 for every failure and every hack; a correct
 kernel earns ``correct_weight + speedup_weight * min(speedup, speedup_cap) + coverage_weight
@@ -12,30 +12,33 @@ the furthest stage it passed.
 
 from __future__ import annotations
 
-from drkernel.v1 import sandbox_pb2
-from services.sandbox.settings import RewardSettings
+from services.sandbox.settings import RewardSettings, StageName
+from services.sandbox.shared.evaluation import Stage, Verdict
 
-_STAGE_NAMES = {
-    sandbox_pb2.STAGE_SYNTAX: "syntax",
-    sandbox_pb2.STAGE_LOAD: "load",
-    sandbox_pb2.STAGE_COMPILE: "compile",
-    sandbox_pb2.STAGE_TINY_RUN: "tiny_run",
-    sandbox_pb2.STAGE_CORRECTNESS: "correctness",
+_STAGE_NAMES: dict[Stage, StageName] = {
+    Stage.SYNTAX: "syntax",
+    Stage.LOAD: "load",
+    Stage.COMPILE: "compile",
+    Stage.TINY_RUN: "tiny_run",
+    Stage.CORRECTNESS: "correctness",
 }
 
 
-def compute_reward(response: sandbox_pb2.EvaluateResponse, settings: RewardSettings) -> float:
-    """Reward for the judged candidate in ``response``."""
-    if response.verdict == sandbox_pb2.VERDICT_HACKED:
+def compute_reward(
+    settings: RewardSettings, *, verdict: Verdict, speedup: float, speedup_valid: bool, coverage: float,
+    furthest_stage: Stage,
+) -> float:
+    """Reward for a judged candidate (``speedup_valid``: the speedup was validly measured)."""
+    if verdict == Verdict.HACKED:
         return 0.0
-    if response.verdict == sandbox_pb2.VERDICT_CORRECT:
-        speedup = response.speedup if response.timing.valid else 0.0
+    if verdict == Verdict.CORRECT:
+        measured = speedup if speedup_valid else 0.0
         return (
             settings.correct_weight
-            + settings.speedup_weight * min(speedup, settings.speedup_cap)
-            + settings.coverage_weight * response.coverage
+            + settings.speedup_weight * min(measured, settings.speedup_cap)
+            + settings.coverage_weight * coverage
         )
     if settings.staged_partial_credit:
-        stage = _STAGE_NAMES.get(response.furthest_stage)
+        stage = _STAGE_NAMES.get(furthest_stage)
         return settings.correct_weight * settings.stage_credit.get(stage, 0.0) if stage else 0.0
     return 0.0

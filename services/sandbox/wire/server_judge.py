@@ -1,5 +1,5 @@
 """Messages between the server's worker and its judge process (no torch: the server imports
-this). The EvaluateRequest and the EvaluateResponse travel as payloads."""
+this). The request and the judgement travel as JSON payloads, validated on receipt."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
+from services.sandbox.shared.evaluation import EvaluationRequest, Judgement
 from services.sandbox.wire.framing import Message, Shutdown
+
+# The most a source grows as JSON: a control character becomes \u00XX.
+JSON_EXPANSION = 6
 
 
 class Job(Message):
-    """Evaluate the EvaluateRequest in the payload; the candidate's socket comes as a file
+    """Judge the EvaluationRequest in the payload; the candidate's socket comes as a file
     descriptor with this message."""
 
     kind: Literal["job"] = "job"
@@ -25,17 +29,17 @@ class JudgeReady(Message):
 
 
 class JobDone(Message):
-    """The EvaluateResponse is the payload. ``candidate_lost`` says the candidate's process
-    vanished mid-evaluation (the server adds how it ended); a non-empty ``bad_task`` says the
-    task itself is broken and the request should be refused; a non-empty ``not_judged`` says
-    the device could not run the evaluation (its memory taken by other work), so there is no
-    verdict and the request may be retried."""
+    """The job is over. With neither field set, its Judgement is the payload. A non-empty
+    ``bad_task`` says the task itself is broken and the request should be refused; a non-empty
+    ``not_judged`` says the device could not run the evaluation (its memory taken by other
+    work), so there is no verdict and the request may be retried."""
 
     kind: Literal["job_done"] = "job_done"
-    candidate_lost: bool
-    bad_task: str
+    bad_task: str = ""
     not_judged: str = ""
 
 
 JUDGE_COMMAND = TypeAdapter(Annotated[Job | Shutdown, Field(discriminator="kind")])
 JUDGE_REPLY = TypeAdapter(Annotated[JudgeReady | JobDone, Field(discriminator="kind")])
+REQUEST = TypeAdapter(EvaluationRequest)
+JUDGEMENT = TypeAdapter(Judgement)

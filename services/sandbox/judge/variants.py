@@ -1,0 +1,158 @@
+"""The inputs a correctness check uses: the variants of the request's correctness profile (the
+task's inputs, other seeds, scaled values, resized shapes, another precision), the shrunken
+sizes of the first run, and each variant planned to fit in device memory (judge/memory.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from services.sandbox.judge.memory import fits, gib
+from services.sandbox.judge.reference import TaskFailed
+from services.sandbox.shared.evaluation import InputVariant
+from services.sandbox.shared.runner import DTYPES
+from services.sandbox.shared.task_source import resized_plans, tiny_plans
+from services.sandbox.wire.judge_candidate import RunSpec
+
+if TYPE_CHECKING:
+    from services.sandbox.judge.funnel import Evaluation
+
+# Halving the size constants this many times at most to fit a variant in device memory.
+_SHRINK_STEPS = 6
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One correctness check's inputs: the candidate's spec and the reference's (they differ
+    for another precision), the dtypes expected back, or why the check does not apply."""
+
+    kind: InputVariant
+    description: str
+    candidate: RunSpec
+    reference: RunSpec
+    expected_dtypes: tuple[torch.dtype, ...] | None = None
+    not_applicable: str = ""
+
+
+def describe_constants(constants: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in constants.items()) or "task sizes"
+
+
+def finite(outputs: Sequence[torch.Tensor]) -> bool:
+    return all(bool(torch.isfinite(t).all()) for t in outputs if t.is_floating_point())
+
+
+class VariantPlanner:
+    """Plans one evaluation's inputs from its task, settings and profile, asking its reference
+    which sizes and dtypes the task can run."""
+
+    def __init__(self, evaluation: Evaluation) -> None:
+        self.evaluation = evaluation
+        self.task, self.settings, self.plan = evaluation.task, evaluation.settings, evaluation.plan
+        self.device, self.reference = evaluation.device, evaluation.reference
+
+    def tiny_spec(self) -> RunSpec:
+        if not self.plan.shrink:
+            return self.evaluation.spec()
+        sizes = self.task.sizes(self.settings.correctness.size_constant_min)
+        for plan in tiny_plans(sizes, self.settings.correctness.tiny_size):
+            spec = self.evaluation.spec(plan)
+            try:
+                if finite(self.evaluation.reference_run(spec).outputs):
+                    return spec
+            except TaskFailed:
+                continue
+        return self.evaluation.spec()
+
+    def variants(self) -> list[Variant]:
+        correctness = self.settings.correctness
+        variants: list[Variant] = []
+        for name in self.plan.variants:
+            if name == "original":
+                spec = self.evaluation.spec()
+                variants.append(Variant(InputVariant.ORIGINAL, f"task sizes, seed {spec.input_seed}", spec, spec))
+            elif name == "seed":
+                spec = self.evaluation.spec(weight=10, inputs=11)
+                variants.append(Variant(InputVariant.SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
+            elif name == "scaled":
+                spec = self.evaluation.spec(inputs=21, scale=correctness.scale)
+                variants.append(Variant(InputVariant.SCALED, f"float inputs x{correctness.scale:g}", spec, spec))
+            elif name == "resized":
+                variants.append(self._resized())
+            elif name == "dtype":
+                variants.append(self._dtype())
+        for extra in range(self.plan.extra_seeds):
+            spec = self.evaluation.spec(weight=10 * (extra + 2), inputs=10 * (extra + 2) + 1)
+            variants.append(Variant(InputVariant.SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
+        return variants
+
+    def _resized(self) -> Variant:
+        sizes = self.task.sizes(self.settings.correctness.size_constant_min)
+        plans = resized_plans(sizes)
+        for plan in plans:
+            spec = self.evaluation.spec(plan, inputs=31)
+            try:
+                outputs = self.evaluation.reference_run(spec).outputs
+            except TaskFailed:
+                continue
+            if finite(outputs):
+                return Variant(InputVariant.RESIZED, describe_constants(plan), spec, spec)
+        reason = "no size constants to change" if not sizes else "the reference fails at every other size tried"
+        spec = self.evaluation.spec(inputs=31)
+        return Variant(InputVariant.RESIZED, "other sizes", spec, spec, not_applicable=reason)
+
+    def _dtype(self) -> Variant:
+        correctness = self.settings.correctness
+        other = correctness.dtype_cuda if self.device.type == "cuda" else correctness.dtype_cpu
+        original = self.evaluation.reference_run(self.evaluation.spec()).outputs
+        if all(t.dtype == DTYPES[other] for t in original if t.is_floating_point()):
+            other = "float32"
+        candidate = self.evaluation.spec(inputs=41, dtype=other)
+        reference = self.evaluation.spec(inputs=41, round_to=other)
+        try:
+            probe = self.evaluation.reference_run(candidate).outputs
+        except TaskFailed:
+            return Variant(InputVariant.DTYPE, other, reference, reference, not_applicable=f"the reference does not run in {other}")
+        return Variant(InputVariant.DTYPE, other, candidate, reference, tuple(t.dtype for t in probe))
+
+    def fitted(self, variant: Variant) -> Variant:
+        """The variant as it fits in device memory next to the judge's copies: the judge's
+        caches are dropped first; then sizes are halved (said in the description) until the
+        call fits; a variant with no sizes to shrink, or under a profile that never shrinks
+        the task's sizes (its first run checked them already), is skipped with the reason."""
+        need = self.evaluation.footprint(variant.reference)
+        free = self.evaluation.free_bytes()
+        if fits(need, free):
+            return variant
+        self.reference.drop_cache()
+        free = self.evaluation.free_bytes()
+        if fits(need, free):
+            return variant
+        if not self.plan.shrink:
+            return dataclasses.replace(
+                variant, not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} "
+                f"needed, {gib(free or 0)} free), and profile {self.plan.name} never shrinks the task's sizes",
+            )
+        sizes = self.task.sizes(self.settings.correctness.size_constant_min)
+        current = dict(variant.candidate.constants) or dict(sizes)
+        for _ in range(_SHRINK_STEPS):
+            current = {name: max(1, value // 2) for name, value in current.items()}
+            if not current:
+                break
+            shrunk = Variant(
+                variant.kind,
+                f"{variant.description}; shrunk to fit device memory ({gib(need.need_bytes())} needed, {gib(free or 0)} free): "
+                f"{describe_constants(current)}",
+                dataclasses.replace(variant.candidate, constants=tuple(sorted(current.items()))),
+                dataclasses.replace(variant.reference, constants=tuple(sorted(current.items()))),
+                variant.expected_dtypes,
+            )
+            if fits(self.evaluation.footprint(shrunk.reference), self.evaluation.free_bytes()):
+                return shrunk
+        return dataclasses.replace(
+            variant, not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} needed, {gib(free or 0)} free)"
+        )
