@@ -7,7 +7,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 PROTOS := $(wildcard protos/drkernel/v1/*.proto)
 
-.PHONY: venv demo test test-gpu test-vllm lint fmt protos check-protos lint-protos system-deps clean
+.PHONY: venv demo test test-fast test-gpu test-vllm lint fmt protos check-protos lint-protos system-deps clean
 
 ## venv: create or update .venv with the CPU dependencies (idempotent)
 venv: $(STAMP)
@@ -53,6 +53,11 @@ demo: venv
 ## test: set up, then static checks, proto lint, stub check and the whole CPU test suite
 test: venv lint lint-protos check-protos
 	$(PY) -m pytest
+
+## test-fast: the edit loop: every test not marked slow (no corpus through a server, no real
+## training run), no static checks; well under two minutes on 2 cores
+test-fast: venv
+	$(PY) -m pytest -q -m "not slow"
 
 ## test-gpu: the GPU-marked tests (on a machine with CUDA)
 test-gpu: venv

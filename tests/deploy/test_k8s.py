@@ -55,6 +55,7 @@ def quantity(value: str | int) -> float:
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
 def test_every_variant_validates_strictly(variants: dict[str, Variant], version: str) -> None:
     """Each distinct object of every variant passes the schemas with unknown fields refused."""

@@ -33,10 +33,15 @@ def default_model_dir(policy_cache: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def tokenizer(default_model_dir: Path) -> Any:
+def tokenizer() -> Any:
+    """The embedded model's tokenizer, read from its GGUF (seconds, where converting the whole
+    model takes tens of them)."""
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(default_model_dir, local_files_only=True)
+    from services.policy.default_model import gguf_path
+
+    path = gguf_path()
+    return AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
 
 
 @pytest.fixture(scope="session")

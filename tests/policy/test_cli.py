@@ -61,8 +61,12 @@ def test_the_default_model_is_converted_once_into_an_ordinary_directory(
 
 
 @pytest.mark.slow
-def test_the_converted_model_ends_a_turn_where_the_gguf_says(default_model_dir: Path, tokenizer: Any) -> None:
+def test_the_converted_model_ends_a_turn_where_the_gguf_says(default_model_dir: Path) -> None:
+    from transformers import AutoTokenizer
+
     from services.policy.default_model import gguf_path, gguf_special_tokens
+
+    tokenizer = AutoTokenizer.from_pretrained(default_model_dir, local_files_only=True)
 
     special = gguf_special_tokens(gguf_path())
     assert special["eos"] != special["bos"]

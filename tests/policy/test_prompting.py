@@ -5,6 +5,7 @@ or the reasons it must fail with, .error)."""
 from __future__ import annotations
 
 import ast
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ def test_the_prompt_is_rendered_with_the_model_chat_template(tokenizer: Any) -> 
 def test_a_template_without_a_system_turn_gets_the_instructions_in_the_first_user_turn(
     tokenizer: Any,
 ) -> None:
-    strict = tokenizer.__class__.from_pretrained(tokenizer.name_or_path)
+    strict = copy.deepcopy(tokenizer)
     strict.chat_template = (
         "{% for m in messages %}{% if m['role'] == 'system' %}"
         "{{ raise_exception('System role not supported') }}{% endif %}"

@@ -48,6 +48,7 @@ def profile(stub, candidate: str) -> profiler_pb2.ProfileResponse:
     return stub.Profile(request, timeout=300)
 
 
+@pytest.mark.slow
 def test_fused_kernel_owns_the_time_and_lazy_one_does_not(profiler_stub):
     fused = profile(profiler_stub, TASK.solution.read_text())
     lazy = profile(profiler_stub, LAZY.read_text())
@@ -78,6 +79,7 @@ def test_bad_request_is_invalid_argument_from_the_sandbox(profiler_stub):
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "does not define Model" in caught.value.details()
 
 
+@pytest.mark.slow
 def test_lazy_kernel_earns_less_reward_than_fused_at_equal_speedup(sandbox_stub):
     def evaluate(candidate: str) -> sandbox_pb2.EvaluateResponse:
         request = sandbox_pb2.EvaluateRequest(
@@ -94,6 +96,7 @@ def test_lazy_kernel_earns_less_reward_than_fused_at_equal_speedup(sandbox_stub)
     assert fused.reward == pytest.approx(0.5 + 0.5 * fused.coverage)
 
 
+@pytest.mark.slow
 def test_cli_json_prints_the_profile_response():
     result = subprocess.run(
         [sys.executable, "-m", "drkernel", "profile", "--task", str(TASK.path), "--candidate", str(LAZY), "--json"],

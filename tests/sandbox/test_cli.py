@@ -11,6 +11,8 @@ import pytest
 
 from tests.sandbox.conftest import DATA
 
+pytestmark = pytest.mark.slow  # the CLI against real servers
+
 DRKERNEL = [sys.executable, "-m", "drkernel"]
 
 

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from services.sandbox.server.worker import CorePlan, plan_cores
 
 
@@ -25,6 +27,7 @@ def test_too_few_cores_pin_nothing():
     assert plan_cores(range(6), 1, 2) == CorePlan((), (), ())
 
 
+@pytest.mark.slow
 def test_a_process_with_threads_moves_every_thread_to_the_cores_it_is_given():
     core = min(os.sched_getaffinity(0))
     script = (

@@ -147,6 +147,7 @@ def check():
 """
 
 
+@pytest.mark.slow
 def test_kernels_calling_helpers_and_defined_in_closures_run_and_compile(tmp_path):
     result = _run(tmp_path, HELPER_AND_CLOSURE)
     assert result["check"] == [True, True]
@@ -175,6 +176,7 @@ def check():
 """
 
 
+@pytest.mark.slow
 def test_a_kernel_in_a_closure_that_the_gpu_compiler_rejects_is_a_compile_failure(tmp_path):
     result = _run(tmp_path, BREAK_IN_CLOSURE)
     [kernel] = result["compiled"]
@@ -215,6 +217,7 @@ def after():
 """
 
 
+@pytest.mark.slow
 def test_the_compile_check_never_runs_the_module_again(tmp_path):
     result = _run(tmp_path, TORCH_LIBRARY_OP)
     assert result["check"] is True
@@ -257,6 +260,7 @@ def check():
 """
 
 
+@pytest.mark.slow
 def test_autotune_runs_the_first_config_left_after_pruning_and_compiles_it(tmp_path):
     result = _run(tmp_path, AUTOTUNE)
     assert result["check"] == [True, True, {"BLOCK": 32}, {"BLOCK": 8}]
@@ -299,6 +303,7 @@ def check():
 """
 
 
+@pytest.mark.slow
 def test_tuple_and_descriptor_kernels_run_are_bounds_checked_and_compile(tmp_path):
     result = _run(tmp_path, TUPLES_AND_DESCRIPTORS)
     same_tuple, same_descriptor, caught = result["check"]
@@ -335,6 +340,7 @@ def check():
 """
 
 
+@pytest.mark.slow
 def test_libdevice_runs_in_the_interpreter_and_compiles_to_libdevice(tmp_path):
     result = _run(tmp_path, LIBDEVICE)
     assert result["check"] <= 1e-6

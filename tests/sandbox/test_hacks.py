@@ -16,6 +16,8 @@ import pytest
 from drkernel.v1 import sandbox_pb2 as pb
 from tests.sandbox import corpus
 
+pytestmark = pytest.mark.slow  # the hack corpus, each through a real server
+
 HERE = Path(__file__).parent
 # Candidates that would search the host itself without namespaces are judged only with them.
 HACKS = [c for c in corpus.load(HERE / "hacks") if corpus.ISOLATED or not c.needs_isolation]

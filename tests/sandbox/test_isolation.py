@@ -28,6 +28,8 @@ from services.sandbox.tasks import builtin_task
 from tests.sandbox import corpus
 from tests.sandbox.conftest import evaluate
 
+pytestmark = pytest.mark.slow  # escape and fault probes through a real server
+
 HERE = Path(__file__).parent
 TOKEN = f"drk{secrets.token_hex(4)}"
 SECRET_ENV = "DRK_TEST_SECRET"

@@ -166,6 +166,7 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_large_outputs_are_compared_without_full_size_temporaries(one_thread):
     want = torch.randn(64, 2**20).t()  # 256 MiB, not contiguous
     got = want.contiguous()
@@ -208,6 +209,7 @@ EXTRA_OUTPUT = source("relu_triton.py").replace(
 )
 
 
+@pytest.mark.slow
 def test_a_large_extra_output_is_incorrect_and_the_judge_never_holds_it(sandbox, sandbox_stub):
     judges = judge_pids(sandbox)
     assert len(judges) == len(sandbox.scheduler.workers["cpu"])

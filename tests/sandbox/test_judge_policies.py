@@ -13,6 +13,8 @@ from services.sandbox.server.servicer import start_sandbox
 from tests.conftest import BackgroundLoop, sandbox_settings
 from tests.sandbox.conftest import evaluate, source
 
+pytestmark = pytest.mark.slow  # correctness profiles through a real server
+
 LEGIT_TASKS = Path(__file__).parent / "legit" / "tasks"
 
 _FLOAT32_OUTPUT = source("relu_triton.py").replace(

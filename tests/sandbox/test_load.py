@@ -99,6 +99,7 @@ def test_task_whose_own_code_fails_is_invalid_argument(sandbox_stub):
     assert "the reference fails on its own inputs" in caught.value.details() and "no inputs today" in caught.value.details()
 
 
+@pytest.mark.slow
 def test_reference_out_of_device_memory_is_no_verdict_and_no_fault_of_the_request(sandbox_stub):
     """A GPU whose memory other work has taken cannot be had here: the stand-in is a reference
     that raises the error PyTorch raises then, at the task's own sizes only. That is neither a
@@ -117,6 +118,7 @@ def test_reference_out_of_device_memory_is_no_verdict_and_no_fault_of_the_reques
     assert evaluate(sandbox_stub, "relu_task.py", "relu_triton.py").verdict == pb.VERDICT_CORRECT
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["oversized", "directory"])
 def test_cli_refuses_bad_candidate_files_with_one_line(sandbox, tmp_path: Path, kind):
     candidate = tmp_path / "candidate.py"
@@ -164,6 +166,7 @@ def _retrying(address: str) -> grpc.Channel:
     return insecure_channel(address, SERVICE)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("clients", [12, 100])
 def test_concurrent_clients_all_get_the_right_answer(sandbox, clients):
     names = _mix(clients)
@@ -171,6 +174,7 @@ def test_concurrent_clients_all_get_the_right_answer(sandbox, clients):
     assert answers == {f"{i}:{name}": EXPECTED[name] for i, name in enumerate(names)}
 
 
+@pytest.mark.slow
 def test_retrying_clients_ride_out_a_full_queue(background_loop, tmp_path):
     running = background_loop.run(start_sandbox(sandbox_settings(tmp_path, cpu_workers=1, queue_capacity=4)))
     try:
@@ -181,6 +185,7 @@ def test_retrying_clients_ride_out_a_full_queue(background_loop, tmp_path):
     assert set(answers.values()) == {pb.VERDICT_SYNTAX_ERROR}
 
 
+@pytest.mark.slow
 def test_a_malformed_request_in_a_stream_costs_only_its_own_answer(sandbox_stub):
     good = pb.EvaluateRequest(request_id="good", reference_source=TASK, candidate_source=source("relu_triton.py"),
                               options=pb.EvaluateOptions(skip_timing=True, skip_profile=True))

@@ -77,6 +77,7 @@ def test_undecodable_bytes_are_invalid_argument_and_the_server_keeps_serving(san
     assert evaluate(sandbox_stub, "relu_task.py", "relu_syntax_error.py").verdict == pb.VERDICT_SYNTAX_ERROR
 
 
+@pytest.mark.slow
 def test_stream_answers_every_request_matched_by_id(sandbox_stub):
     names = ["relu_triton.py", "relu_syntax_error.py", "relu_torch_only.py", "relu_wrong_constructor.py"]
     requests = [
@@ -95,6 +96,7 @@ def test_stream_answers_every_request_matched_by_id(sandbox_stub):
     }
 
 
+@pytest.mark.slow
 def test_hang_times_out_crash_is_explained_and_the_next_evaluation_is_right(sandbox_stub):
     hung = evaluate(sandbox_stub, "relu_task.py", "relu_infinite_loop.py", timeout_seconds=15)
     assert hung.verdict == pb.VERDICT_TIMEOUT and "exceeded its limit of 15 s" in hung.error
@@ -104,6 +106,7 @@ def test_hang_times_out_crash_is_explained_and_the_next_evaluation_is_right(sand
     assert evaluate(sandbox_stub, "relu_task.py", "relu_triton.py").verdict == pb.VERDICT_CORRECT
 
 
+@pytest.mark.slow
 def test_full_queue_answers_resource_exhausted_and_retrying_clients_all_succeed(background_loop, tmp_path):
     settings = sandbox_settings(tmp_path, cpu_workers=1, queue_capacity=1, retry_pushback_ms=200)
     running = background_loop.run(start_sandbox(settings))
@@ -128,6 +131,7 @@ def test_full_queue_answers_resource_exhausted_and_retrying_clients_all_succeed(
         background_loop.run(running.stop())
 
 
+@pytest.mark.slow
 def test_a_candidate_process_that_cannot_start_is_not_judged_against_the_candidate(background_loop, tmp_path):
     """Before Ready no candidate code has run: a start failure (here an address-space limit too
     small for the harness to import torch) is the sandbox's, answered RESOURCE_EXHAUSTED."""

@@ -13,6 +13,8 @@ from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.shared.task_source import parse_task
 from services.sandbox.tasks import builtin_task, builtin_tasks, kernelbench_problems
 
+pytestmark = pytest.mark.slow  # every built-in solution judged through a real server
+
 
 def test_suite_has_enough_tasks_of_both_levels_each_with_a_solution():
     tasks = builtin_tasks()
@@ -26,7 +28,6 @@ def test_suite_has_enough_tasks_of_both_levels_each_with_a_solution():
         builtin_task("l9_nothing")
 
 
-@pytest.mark.slow
 def test_every_reference_solution_is_judged_correct(sandbox):
     requests = [
         pb.EvaluateRequest(

@@ -7,6 +7,8 @@ import pytest
 from drkernel.v1 import sandbox_pb2 as pb
 from tests.sandbox.conftest import evaluate
 
+pytestmark = pytest.mark.slow  # candidates judged through a real server
+
 
 def stage_status(response: pb.EvaluateResponse) -> dict[str, str]:
     return {

@@ -149,6 +149,7 @@ def answer(code: str) -> str:
     return f"Here is the kernel.\n\n```python\n{code.strip()}\n```"
 
 
+@pytest.mark.slow
 def test_the_sandbox_decides_what_is_kept(sandbox: Any, background_loop: Any) -> None:
     texts = [answer(COPY), answer(SHORT_RELU), "I would rather not.", answer(TORCH_ONLY)]
     policy = CannedPolicy(texts)
@@ -194,6 +195,7 @@ def policy_server(
     background_loop.run(running.stop())
 
 
+@pytest.mark.slow
 def test_best_of_n_and_evaluation_against_a_policy_server(
     policy_server: str, sandbox: Any, background_loop: Any, tmp_path: Path
 ) -> None:

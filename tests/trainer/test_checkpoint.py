@@ -31,6 +31,7 @@ def _optimizer_state(learner: Learner) -> list[tuple[str, torch.Tensor]]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lora", [False, True])
 def test_resume_restores_weights_optimizer_rng_and_the_next_update(model_dir: Path, tmp_path: Path, lora: bool):
     config = make_config(optim={"warmup_steps": 3, "weight_decay": 0.01}, lora={"enabled": lora, "rank": 4})

@@ -68,6 +68,7 @@ def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_two_ranks_match_one_process(two_ranks: dict[str, Any]):
     results, weights = two_ranks["results"], two_ranks["weights"]
     assert results["world"] == 2
@@ -103,6 +104,7 @@ def test_two_rank_checkpoint_round_trips_and_reshards_to_one_process(two_ranks: 
     assert max_difference(learner.full_state_dict(), weights["second"]) < 1e-6  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_two_rank_lora_merges_like_one_process(two_ranks: dict[str, Any]):
     config = make_config(optim={"lr": 1e-3, "micro_batch_rows": 2}, lora={"enabled": True, "rank": 4})
     learner = Learner(config, two_ranks["lora_model_dir"], CPU)

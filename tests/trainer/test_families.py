@@ -16,6 +16,8 @@ from services.sandbox.shared.task_source import parse_task
 from services.sandbox.tasks import builtin_tasks
 from services.trainer.families import FamilyTask, check_table, family_sample, family_tasks, judge_tasks, main
 
+pytestmark = pytest.mark.slow  # family solutions judged through a real server
+
 # Families the templates must produce (the brief's list); the generator may add more.
 EXPECTED_FAMILIES = {
     "relu",
@@ -105,7 +107,6 @@ def judged_sample() -> list[FamilyTask]:
     return [*family_sample(), by_name["fam_mean_dim1_16x64x96"], by_name["fam_max_dim2_16x64x96"]]
 
 
-@pytest.mark.slow
 def test_the_first_half_of_the_sample_is_judged_correct_and_a_broken_solution_is_not(
     sandbox: Any, background_loop: Any
 ) -> None:
@@ -121,7 +122,6 @@ def test_the_first_half_of_the_sample_is_judged_correct_and_a_broken_solution_is
     assert "fam_relu_broken_16x1024" in next(line for line in table.splitlines() if "INCORRECT" in line)
 
 
-@pytest.mark.slow
 def test_the_second_half_of_the_sample_is_judged_correct(sandbox: Any, background_loop: Any) -> None:
     sample = judged_sample()
     half = sample[len(sample) // 2 :]

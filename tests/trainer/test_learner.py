@@ -43,6 +43,7 @@ def test_logprobs_match_a_separate_forward_pass(model_dir: Path):
         assert torch.allclose(torch.tensor(got), expected, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_advantage_sign_moves_the_row_log_prob(model_dir: Path):
     learner = Learner(make_config(optim={"lr": 1e-2}), model_dir, CPU)
     base = make_rows(2, seed=3)
@@ -153,6 +154,7 @@ def test_export_hf_loads_back_with_the_same_logits(tied_model_dir: Path, tmp_pat
         assert torch.allclose(loaded(ids).logits, learner.model(ids).logits, atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lora", [False, True])
 def test_reference_logprobs_stay_those_of_the_initial_weights(model_dir: Path, lora: bool):
     config = make_config(optim={"lr": 1e-2}, loss={"kl_coef": 0.1}, lora={"enabled": lora, "rank": 4})

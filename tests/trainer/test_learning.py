@@ -22,6 +22,8 @@ from safetensors.torch import load_file, save_file
 from services.trainer.loop import train
 from services.trainer.run_config import RunConfig
 
+pytestmark = pytest.mark.slow  # a real RL run
+
 STEPS = 12
 
 
@@ -78,7 +80,6 @@ def metrics(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
 
 
-@pytest.mark.slow
 def test_reward_rises_above_a_run_that_does_not_update(peaked_policy_dir: Path, tmp_path: Path) -> None:
     assert train(config(peaked_policy_dir, lr=2e-2), tmp_path / "trained", progress=False) == STEPS
     assert train(config(peaked_policy_dir, lr=0.0), tmp_path / "control", progress=False) == STEPS

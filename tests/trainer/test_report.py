@@ -59,6 +59,7 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+@pytest.mark.slow
 def test_report_of_a_run_being_written(tmp_path: Path) -> None:
     rng = random.Random(0)
     rows = [fake_step(step, rng) for step in range(1, STEPS + 1)]

@@ -19,6 +19,8 @@ import yaml
 from services.trainer.loop import train
 from services.trainer.run_config import RunConfig
 
+pytestmark = pytest.mark.slow  # a real run killed and resumed
+
 STEPS = 6
 
 
@@ -53,7 +55,6 @@ def wait_for_steps(out: Path, steps: int, process: subprocess.Popen[bytes], time
     raise TimeoutError(f"the run did not reach step {steps}")
 
 
-@pytest.mark.slow
 def test_a_killed_run_resumes_where_its_checkpoint_left_off(tiny_policy_dir: Path, tmp_path: Path) -> None:
     data = run_config(tiny_policy_dir)
     assert train(RunConfig.model_validate(data), tmp_path / "whole", progress=False) == STEPS

@@ -178,6 +178,7 @@ def test_a_run_to_its_end_streams_every_step_and_keeps_checkpoints(server: Serve
     assert server.stop("complete") == run  # an ended run is left as it is
 
 
+@pytest.mark.slow
 def test_stop_checkpoints_then_resume_continues(server: Served) -> None:
     started = server.start("slow", 1000, run_id="resumable")
     server.wait_for_step("resumable", 2)
@@ -259,6 +260,7 @@ def test_torn_and_malformed_metrics_lines_are_survived(server: Served) -> None:
     assert run.state == pb.RUN_STATE_SUCCEEDED and run.steps_done == 2  # the unfinished last line is skipped
 
 
+@pytest.mark.slow
 def test_a_job_that_ignores_sigterm_is_killed_with_its_children(server: Served) -> None:
     started = server.start("stubborn", 1000, run_id="stubborn")
     server.wait_for_step("stubborn", 1)
@@ -333,6 +335,7 @@ def test_a_restarted_server_takes_in_the_runs_it_finds(background_loop: Backgrou
         assert [m.step for m in served.watch("survivor", from_step=3)] == [3]
 
 
+@pytest.mark.slow
 def test_under_torchrun_a_stop_reaches_every_rank_and_is_clean(background_loop: BackgroundLoop, tmp_path: Path) -> None:
     """torchrun passes SIGTERM on to its workers (in sessions of their own) and then exits
     nonzero itself; the run is still a clean stop, and no rank is left behind."""

@@ -148,6 +148,7 @@ def untrained_logprob(tiny_policy_dir: Path, trainer_tokenizer: Any) -> float:
     return solution_logprob(tiny_policy_dir, trainer_tokenizer)
 
 
+@pytest.mark.slow
 def test_full_fine_tuning_learns_and_exports_a_loadable_model(
     data: Path, tiny_policy_dir: Path, trainer_tokenizer: Any, untrained_logprob: float, tmp_path: Path
 ) -> None:
@@ -167,6 +168,7 @@ def test_full_fine_tuning_learns_and_exports_a_loadable_model(
         run_sft(data, out, settings, tiny_policy_dir, progress=False)
 
 
+@pytest.mark.slow
 def test_lora_learns_and_exports_merged_weights_and_the_adapter(
     data: Path, tiny_policy_dir: Path, trainer_tokenizer: Any, untrained_logprob: float, tmp_path: Path
 ) -> None:
