@@ -126,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except KeyboardInterrupt:
         return 130
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - every expected failure becomes one line
         message, code = _describe(error)
         print(f"drkernel: {message}", file=sys.stderr)
         return code

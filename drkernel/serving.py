@@ -161,7 +161,7 @@ def _unary(behavior: Any, method: str, parse: Any) -> Any:
         outcome = _Outcome(method, context)
         try:
             return await behavior(await _decode(raw, parse, context), context)
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001 - re-raised or turned into a status
             await outcome.fail(error)
         finally:
             outcome.close()
@@ -175,7 +175,7 @@ def _unary_stream(behavior: Any, method: str, parse: Any) -> Any:
         try:
             async for response in behavior(await _decode(raw, parse, context), context):
                 yield response
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001 - re-raised or turned into a status
             await outcome.fail(error)
         finally:
             outcome.close()
@@ -188,7 +188,7 @@ def _stream_unary(behavior: Any, method: str, parse: Any) -> Any:
         outcome = _Outcome(method, context)
         try:
             return await behavior(_decode_stream(raws, parse, context), context)
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001 - re-raised or turned into a status
             await outcome.fail(error)
         finally:
             outcome.close()
@@ -202,7 +202,7 @@ def _stream_stream(behavior: Any, method: str, parse: Any) -> Any:
         try:
             async for response in behavior(_decode_stream(raws, parse, context), context):
                 yield response
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001 - re-raised or turned into a status
             await outcome.fail(error)
         finally:
             outcome.close()

@@ -50,7 +50,7 @@ def _checkpoint_shapes(model_dir: Path) -> dict[str, list[int]]:
     shapes: dict[str, list[int]] = {}
     for path in model_dir.glob("*.safetensors"):
         with safe_open(path, "pt") as f:
-            for name in f.keys():
+            for name in f.keys():  # noqa: SIM118 - safetensors handles iterate only through keys()
                 shapes[name] = f.get_slice(name).get_shape()
     return shapes
 

@@ -48,54 +48,73 @@ def kernel_profiles(kernels: Sequence[KernelTime], own: Collection[str], calls: 
     """Per-call profiles, most time first."""
     profiles = [
         KernelProfile(
-            name=k.name, calls=k.launches / calls, device_time_us=k.time_us / calls,
-            mean_device_time_us=k.time_us / k.launches if k.launches else 0.0, is_candidate=k.name in own,
+            name=k.name,
+            calls=k.launches / calls,
+            device_time_us=k.time_us / calls,
+            mean_device_time_us=k.time_us / k.launches if k.launches else 0.0,
+            is_candidate=k.name in own,
         )
         for k in kernels
     ]
     return sorted(profiles, key=lambda p: -p.device_time_us)
 
 
-def profile_summary(candidate: Sequence[KernelProfile], reference: Sequence[KernelProfile], method: str) -> ProfileSummary:
+def profile_summary(
+    candidate: Sequence[KernelProfile], reference: Sequence[KernelProfile], method: str
+) -> ProfileSummary:
     """The candidate's and reference's profiles with totals and coverage."""
     total = sum(k.device_time_us for k in candidate)
     own = sum(k.device_time_us for k in candidate if k.is_candidate)
     return ProfileSummary(
-        kernels=tuple(candidate), total_device_time_us=total, coverage=own / total if total > 0 else 0.0,
-        reference_kernels=tuple(reference), reference_total_device_time_us=sum(k.device_time_us for k in reference),
+        kernels=tuple(candidate),
+        total_device_time_us=total,
+        coverage=own / total if total > 0 else 0.0,
+        reference_kernels=tuple(reference),
+        reference_total_device_time_us=sum(k.device_time_us for k in reference),
         method=method,
     )
 
 
 def summary_proto(summary: ProfileSummary) -> common_pb2.ProfileSummary:
     """The summary as common.proto's message."""
+
     def kernels(profiles: Sequence[KernelProfile]) -> list[common_pb2.KernelProfile]:
         return [
             common_pb2.KernelProfile(
-                name=k.name, calls=k.calls, device_time_us=k.device_time_us,
-                mean_device_time_us=k.mean_device_time_us, is_candidate=k.is_candidate,
+                name=k.name,
+                calls=k.calls,
+                device_time_us=k.device_time_us,
+                mean_device_time_us=k.mean_device_time_us,
+                is_candidate=k.is_candidate,
             )
             for k in profiles
         ]
 
     return common_pb2.ProfileSummary(
-        kernels=kernels(summary.kernels), total_device_time_us=summary.total_device_time_us, coverage=summary.coverage,
+        kernels=kernels(summary.kernels),
+        total_device_time_us=summary.total_device_time_us,
+        coverage=summary.coverage,
         reference_kernels=kernels(summary.reference_kernels),
-        reference_total_device_time_us=summary.reference_total_device_time_us, method=summary.method,
+        reference_total_device_time_us=summary.reference_total_device_time_us,
+        method=summary.method,
     )
 
 
 def summary_from_proto(message: common_pb2.ProfileSummary) -> ProfileSummary:
     """A summary received as common.proto's message."""
+
     def kernels(profiles: Sequence[common_pb2.KernelProfile]) -> tuple[KernelProfile, ...]:
         return tuple(
             KernelProfile(k.name, k.calls, k.device_time_us, k.mean_device_time_us, k.is_candidate) for k in profiles
         )
 
     return ProfileSummary(
-        kernels=kernels(message.kernels), total_device_time_us=message.total_device_time_us, coverage=message.coverage,
+        kernels=kernels(message.kernels),
+        total_device_time_us=message.total_device_time_us,
+        coverage=message.coverage,
         reference_kernels=kernels(message.reference_kernels),
-        reference_total_device_time_us=message.reference_total_device_time_us, method=message.method,
+        reference_total_device_time_us=message.reference_total_device_time_us,
+        method=message.method,
     )
 
 

@@ -21,7 +21,8 @@ def register(commands: Any, serve_commands: Any) -> None:
     evaluate.add_argument("--seed", type=int, help="Base seed for weights and inputs.")
     evaluate.add_argument("--skip-timing", action="store_true", help="Correctness only.")
     evaluate.add_argument(
-        "--profile", choices=["strict", "kernelgym", "kernelbench"],
+        "--profile",
+        choices=["strict", "kernelgym", "kernelbench"],
         help="Correctness profile (default: the server's, strict unless configured); docs/EVALUATION.md.",
     )
     evaluate.add_argument("--json", action="store_true", help="Print the EvaluateResponse as proto3 JSON.")
@@ -51,7 +52,9 @@ def build_request(args: argparse.Namespace) -> Any:
     if args.seed is not None:
         options.seed = args.seed
     if args.profile:
-        options.correctness_profile = sandbox_pb2.CorrectnessProfile.Value("CORRECTNESS_PROFILE_" + args.profile.upper())
+        options.correctness_profile = sandbox_pb2.CorrectnessProfile.Value(
+            "CORRECTNESS_PROFILE_" + args.profile.upper()
+        )
     return sandbox_pb2.EvaluateRequest(
         request_id=f"cli:{args.candidate.name}",
         reference_source=read_source(args.task, "task file"),
@@ -88,6 +91,11 @@ def evaluate_remotely(address: str, request: Any) -> Any:
     return asyncio.run(evaluate())
 
 
+def _name(enum: Any, value: int, prefix: str) -> str:
+    """A proto enum value as a short lower-case word (``STAGE_TINY_RUN`` -> ``tiny_run``)."""
+    return str(enum.Name(value)).removeprefix(prefix).lower()
+
+
 def summary(response: Any) -> str:
     """A readable account of a response for people."""
     from drkernel.v1 import sandbox_pb2 as pb
@@ -95,19 +103,26 @@ def summary(response: Any) -> str:
     lines = [
         f"verdict  {pb.Verdict.Name(response.verdict).removeprefix('VERDICT_')}",
         f"reward   {response.reward:.4f}",
-        f"speedup  {response.speedup:.3f}x" if response.timing.valid else f"speedup  n/a ({response.timing.invalid_reason or 'not reached'})",
+        f"speedup  {response.speedup:.3f}x"
+        if response.timing.valid
+        else f"speedup  n/a ({response.timing.invalid_reason or 'not reached'})",
         f"device   {response.device_name}   time {response.evaluation_seconds:.1f} s",
-        f"profile  {pb.CorrectnessProfile.Name(response.correctness_profile).removeprefix('CORRECTNESS_PROFILE_').lower()}",
+        f"profile  {_name(pb.CorrectnessProfile, response.correctness_profile, 'CORRECTNESS_PROFILE_')}",
         "stages:",
     ]
     for stage in response.stages:
         status = pb.StageStatus.Name(stage.status).removeprefix("STAGE_STATUS_").lower()
-        lines.append(f"  {pb.Stage.Name(stage.stage).removeprefix('STAGE_').lower():<12} {status:<8} {stage.elapsed_seconds:6.2f} s  {stage.detail}")
+        lines.append(
+            f"  {_name(pb.Stage, stage.stage, 'STAGE_'):<12} {status:<8} {stage.elapsed_seconds:6.2f} s  {stage.detail}"
+        )
     if response.checks:
         lines.append("checks:")
         for check in response.checks:
             state = "skipped" if check.skipped else "passed" if check.passed else "FAILED"
-            lines.append(f"  {pb.InputVariant.Name(check.variant).removeprefix('INPUT_VARIANT_').lower():<9} {state:<8} rel_l2={check.rel_l2_error:.2e}  {check.description}")
+            lines.append(
+                f"  {_name(pb.InputVariant, check.variant, 'INPUT_VARIANT_'):<9} {state:<8} "
+                f"rel_l2={check.rel_l2_error:.2e}  {check.description}"
+            )
     if response.hack_reasons:
         lines.append("hack reasons:")
         lines += [f"  - {reason}" for reason in response.hack_reasons]

@@ -32,9 +32,12 @@ QUEUE_ALLOWANCE_SECONDS = 600.0
 
 def loopback(settings: SandboxSettings, **overrides: object) -> SandboxSettings:
     """``settings`` listening on loopback on a port the OS picks, without a metrics endpoint."""
-    return settings.model_copy(update={
-        "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False), **overrides,
-    })
+    return settings.model_copy(
+        update={
+            "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
+            **overrides,
+        }
+    )
 
 
 class SandboxClient:

@@ -37,8 +37,11 @@ def cases(device: int) -> list[Case]:
         if task.solution is None:
             continue
         request = pb.EvaluateRequest(
-            request_id=f"{task.name}/solution", task_name=task.name, reference_source=task.source(),
-            candidate_source=task.solution.read_text(), options=options,
+            request_id=f"{task.name}/solution",
+            task_name=task.name,
+            reference_source=task.source(),
+            candidate_source=task.solution.read_text(),
+            options=options,
         )
         result.append(Case(task.name, "reference solution", request, pb.VERDICT_CORRECT))
     relu = builtin_task("l1_relu")
@@ -50,8 +53,11 @@ def cases(device: int) -> list[Case]:
     }
     for name, verdict in broken.items():
         request = pb.EvaluateRequest(
-            request_id=f"l1_relu/{name}", task_name="l1_relu", reference_source=relu.source(),
-            candidate_source=(EXAMPLES_DIR / name).read_text(), options=options,
+            request_id=f"l1_relu/{name}",
+            task_name="l1_relu",
+            reference_source=relu.source(),
+            candidate_source=(EXAMPLES_DIR / name).read_text(),
+            options=options,
         )
         result.append(Case("l1_relu", name.removesuffix(".py"), request, verdict))
     return result
@@ -59,7 +65,10 @@ def cases(device: int) -> list[Case]:
 
 def table(todo: list[Case], responses: dict[str, pb.EvaluateResponse]) -> tuple[str, int]:
     """The result table and the number of cases judged other than expected."""
-    header = f"{'task':<26} {'candidate':<20} {'verdict':<14} {'expected':<9} {'reward':>6} {'variants':>8} {'speedup':>8} {'seconds':>7}"
+    header = (
+        f"{'task':<26} {'candidate':<20} {'verdict':<14} {'expected':<9} "
+        f"{'reward':>6} {'variants':>8} {'speedup':>8} {'seconds':>7}"
+    )
     lines, wrong = [header, "-" * len(header)], 0
     for case in todo:
         response = responses[case.request.request_id]

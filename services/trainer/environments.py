@@ -99,8 +99,12 @@ class SandboxEnvironment:
         verdict = pb.Verdict.Name(response.verdict).removeprefix("VERDICT_")
         return Judgement(
             reward=compute_reward(
-                self._reward, verdict=Verdict(response.verdict), speedup=response.speedup,
-                speedup_valid=response.timing.valid, coverage=response.coverage, furthest_stage=Stage(response.furthest_stage),
+                self._reward,
+                verdict=Verdict(response.verdict),
+                speedup=response.speedup,
+                speedup_valid=response.timing.valid,
+                coverage=response.coverage,
+                furthest_stage=Stage(response.furthest_stage),
             ),
             feedback=response.feedback or response.error or verdict,
             verdict=verdict,

@@ -125,7 +125,7 @@ def test_vllm_weight_updates_bump_the_version_and_change_the_model(
     result = background_loop.run(engine.update_weights(TensorsUpdate(layers), version=5))
     assert result.version == 5 and result.tensors_loaded == len(layers)
     mixed = load(model_dirs["trained"])
-    mixed.load_state_dict(layers, strict=False)
+    mixed.load_state_dict(layers, strict=True)
     assert max_gap(engine, mixed, background_loop) < GAP
 
     adapter = tmp_path / "adapter"

@@ -16,12 +16,16 @@ def source(name: str) -> str:
     return (DATA / name).read_text()
 
 
-def evaluate(stub: sandbox_pb2_grpc.SandboxServiceStub, task: str, candidate: str, **options: object) -> pb.EvaluateResponse:
+def evaluate(
+    stub: sandbox_pb2_grpc.SandboxServiceStub, task: str, candidate: str, **options: object
+) -> pb.EvaluateResponse:
     """Judges a candidate (file names in data/ or source text) with timing skipped by default."""
     task_source = source(task) if task.endswith(".py") else task
     candidate_source = source(candidate) if candidate.endswith(".py") else candidate
     request = pb.EvaluateRequest(
-        request_id=candidate[:64], reference_source=task_source, candidate_source=candidate_source,
+        request_id=candidate[:64],
+        reference_source=task_source,
+        candidate_source=candidate_source,
         options=pb.EvaluateOptions(**{"skip_timing": True, **options}),
     )
     return stub.Evaluate(request, timeout=300)

@@ -73,7 +73,9 @@ class Candidate:
             return (self.path.parent / self.task).read_text()
         return builtin_task(self.task).source()
 
-    def request(self, request_id: str | None = None, source: str | None = None, **options: object) -> pb.EvaluateRequest:
+    def request(
+        self, request_id: str | None = None, source: str | None = None, **options: object
+    ) -> pb.EvaluateRequest:
         return pb.EvaluateRequest(
             request_id=request_id or self.name,
             task_name=Path(self.task).stem,
@@ -94,14 +96,21 @@ def declared(path: Path) -> Candidate:
     missing = {"task", "expect"} - fields.keys()
     if missing:
         raise ValueError(f"{path.name}: docstring lacks {sorted(missing)}")
-    if fields["expect"] not in ("not CORRECT", "no gain") and "VERDICT_" + fields["expect"] not in pb.Verdict.keys():
+    if fields["expect"] not in ("not CORRECT", "no gain") and "VERDICT_" + fields["expect"] not in pb.Verdict.keys():  # noqa: SIM118 - a protobuf enum, not a dict
         raise ValueError(f"{path.name}: unknown expectation {fields['expect']!r}")
     if "reason" in fields and fields["expect"] != "HACKED":
         raise ValueError(f"{path.name}: only a HACKED verdict carries hack reasons; declare the expected error instead")
     return Candidate(
-        path=path, task=fields["task"], expect=fields["expect"], reason=fields.get("reason", ""),
-        error=fields.get("error", ""), timing=fields.get("timing") == "on", source=fields.get("source", ""),
-        gap=fields.get("gap", ""), baseline=fields.get("baseline", ""), needs_isolation=fields.get("needs") == "isolation",
+        path=path,
+        task=fields["task"],
+        expect=fields["expect"],
+        reason=fields.get("reason", ""),
+        error=fields.get("error", ""),
+        timing=fields.get("timing") == "on",
+        source=fields.get("source", ""),
+        gap=fields.get("gap", ""),
+        baseline=fields.get("baseline", ""),
+        needs_isolation=fields.get("needs") == "isolation",
     )
 
 
@@ -114,7 +123,9 @@ Outcome = pb.EvaluateResponse | grpc.RpcError
 
 
 def judge_all(
-    address: str, requests: Iterable[pb.EvaluateRequest], timeout_seconds: float = 1200,
+    address: str,
+    requests: Iterable[pb.EvaluateRequest],
+    timeout_seconds: float = 1200,
     on_result: Callable[[str, Outcome], None] | None = None,
 ) -> dict[str, Outcome]:
     """Judges requests concurrently (enough in flight to keep every worker busy) and returns
@@ -143,8 +154,7 @@ def describe(response: Outcome) -> str:
     """A response in one line, for assertion messages."""
     if isinstance(response, grpc.RpcError):
         return f"RPC error {response.code().name}: {response.details()}"
-    return (f"{pb.Verdict.Name(response.verdict)}: {response.error[:400]!r} "
-            f"hack_reasons={list(response.hack_reasons)}")
+    return f"{pb.Verdict.Name(response.verdict)}: {response.error[:400]!r} hack_reasons={list(response.hack_reasons)}"
 
 
 def matches(candidate: Candidate, response: Outcome) -> bool:

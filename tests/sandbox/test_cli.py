@@ -21,8 +21,17 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_json_against_a_server_is_the_proto3_mapping_with_snake_case_names(sandbox):
-    result = run("eval", "--task", str(DATA / "relu_task.py"), "--candidate", str(DATA / "relu_triton.py"),
-                 "--server", sandbox.address, "--json", "--skip-timing")
+    result = run(
+        "eval",
+        "--task",
+        str(DATA / "relu_task.py"),
+        "--candidate",
+        str(DATA / "relu_triton.py"),
+        "--server",
+        sandbox.address,
+        "--json",
+        "--skip-timing",
+    )
     assert result.returncode == 0, result.stderr
     response = json.loads(result.stdout)
     assert response["verdict"] == "VERDICT_CORRECT"
@@ -33,7 +42,9 @@ def test_json_against_a_server_is_the_proto3_mapping_with_snake_case_names(sandb
 
 
 def test_local_evaluation_without_a_server_prints_a_summary_and_exits_1_when_not_correct():
-    result = run("eval", "--task", str(DATA / "relu_task.py"), "--candidate", str(DATA / "relu_torch_only.py"), "--skip-timing")
+    result = run(
+        "eval", "--task", str(DATA / "relu_task.py"), "--candidate", str(DATA / "relu_torch_only.py"), "--skip-timing"
+    )
     assert result.returncode == 1
     assert "verdict  HACKED" in result.stdout and "no Triton kernel of its own ran" in result.stdout
 
@@ -64,6 +75,15 @@ def test_bad_task_is_refused_locally_and_remotely_with_one_line(sandbox, tmp_pat
 def test_missing_file_and_unreachable_server():
     missing = run("eval", "--task", "/nonexistent/task.py", "--candidate", str(DATA / "relu_triton.py"))
     assert missing.returncode == 2 and "No such file or directory: /nonexistent/task.py" in missing.stderr
-    down = run("eval", "--task", str(DATA / "relu_task.py"), "--candidate", str(DATA / "relu_triton.py"),
-               "--server", "127.0.0.1:1", "--timeout", "5")
+    down = run(
+        "eval",
+        "--task",
+        str(DATA / "relu_task.py"),
+        "--candidate",
+        str(DATA / "relu_triton.py"),
+        "--server",
+        "127.0.0.1:1",
+        "--timeout",
+        "5",
+    )
     assert down.returncode == 3 and "UNAVAILABLE" in down.stderr and "Traceback" not in down.stderr

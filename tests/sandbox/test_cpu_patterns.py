@@ -84,14 +84,24 @@ def _kernel(ptrs, sizes, desc, flag, scale, big, maybe, BLOCK):
 def test_compile_request_types_follow_triton_for_tuples_descriptors_and_scalars():
     x, y = torch.zeros(64), torch.zeros(64, dtype=torch.float16)
     desc = TensorDescriptor.from_tensor(torch.zeros(32, 32), [16, 16])
-    request = compile_request(_kernel, ["BLOCK"], ((x, (y, 7)), (3,), desc, True, 0.5, 2**40, None), {"BLOCK": 128, "num_warps": 2})
+    request = compile_request(
+        _kernel, ["BLOCK"], ((x, (y, 7)), (3,), desc, True, 0.5, 2**40, None), {"BLOCK": 128, "num_warps": 2}
+    )
     assert request.signature == {
-        "ptrs": ("*fp32", ("*fp16", "i32")), "sizes": ("i32",), "desc": "tensordesc<fp32[16, 16]>",
-        "flag": "u1", "scale": "fp32", "big": "i64", "maybe": "constexpr", "BLOCK": "constexpr",
+        "ptrs": ("*fp32", ("*fp16", "i32")),
+        "sizes": ("i32",),
+        "desc": "tensordesc<fp32[16, 16]>",
+        "flag": "u1",
+        "scale": "fp32",
+        "big": "i64",
+        "maybe": "constexpr",
+        "BLOCK": "constexpr",
     }
     assert request.constexprs == {(6,): None, (7,): 128}
     assert request.options == {"num_warps": 2}
-    assert request.describe().startswith("_kernel(ptrs: (*fp32, (*fp16, i32)), sizes: (i32), desc: tensordesc<fp32[16, 16]>")
+    assert request.describe().startswith(
+        "_kernel(ptrs: (*fp32, (*fp16, i32)), sizes: (i32), desc: tensordesc<fp32[16, 16]>"
+    )
 
 
 def test_constexpr_inside_a_tuple_is_keyed_by_its_path():
@@ -154,7 +164,10 @@ def test_kernels_calling_helpers_and_defined_in_closures_run_and_compile(tmp_pat
     compiled = {k["name"]: k for k in result["compiled"]}
     assert set(compiled) == {"module_kernel", "closure_kernel"}
     assert all(k["ok"] for k in compiled.values()), compiled
-    assert compiled["module_kernel"]["message"] == "compiled module_kernel(x_ptr: *fp32, y_ptr: *fp32, n: i32, BLOCK=32) for sm_90"
+    assert (
+        compiled["module_kernel"]["message"]
+        == "compiled module_kernel(x_ptr: *fp32, y_ptr: *fp32, n: i32, BLOCK=32) for sm_90"
+    )
 
 
 BREAK_IN_CLOSURE = """
@@ -243,7 +256,9 @@ def pruned_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": 8}, num_warps=1), triton.Config({"BLOCK": 128}, num_warps=8)], key=["n"])
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 8}, num_warps=1), triton.Config({"BLOCK": 128}, num_warps=8)], key=["n"]
+)
 @triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
 @triton.jit
 def tuned_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
@@ -256,7 +271,9 @@ def check():
     y, z = torch.empty_like(x), torch.empty_like(x)
     pruned_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, y, 100)
     tuned_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, z, 100)
-    return [torch.equal(y, 2 * x), torch.equal(z, x + 1), pruned_kernel.best_config.kwargs, tuned_kernel.best_config.kwargs]
+    return [
+        torch.equal(y, 2 * x), torch.equal(z, x + 1), pruned_kernel.best_config.kwargs, tuned_kernel.best_config.kwargs
+    ]
 """
 
 
@@ -348,20 +365,50 @@ def test_libdevice_runs_in_the_interpreter_and_compiles_to_libdevice(tmp_path):
 
 
 _UNARY = {
-    "exp": (torch.exp, -3, 3), "log": (torch.log, 0.01, 5), "sqrt": (torch.sqrt, 0, 5), "rsqrt": (torch.rsqrt, 0.01, 5),
-    "tanh": (torch.tanh, -5, 5), "erf": (torch.erf, -3, 3), "erfc": (torch.erfc, -3, 3), "erfinv": (torch.erfinv, -0.99, 0.99),
-    "sin": (torch.sin, -4, 4), "cos": (torch.cos, -4, 4), "tan": (torch.tan, -1, 1), "asin": (torch.asin, -1, 1),
-    "acos": (torch.acos, -1, 1), "atan": (torch.atan, -5, 5), "sinh": (torch.sinh, -3, 3), "cosh": (torch.cosh, -3, 3),
-    "asinh": (torch.asinh, -3, 3), "atanh": (torch.atanh, -0.99, 0.99), "expm1": (torch.expm1, -2, 2),
-    "log1p": (torch.log1p, -0.5, 3), "log2": (torch.log2, 0.01, 5), "log10": (torch.log10, 0.01, 5), "exp2": (torch.exp2, -3, 3),
-    "lgamma": (torch.lgamma, 0.1, 5), "floor": (torch.floor, -3, 3), "ceil": (torch.ceil, -3, 3), "trunc": (torch.trunc, -3, 3),
-    "rint": (torch.round, -3, 3), "abs": (torch.abs, -3, 3), "normcdf": (torch.special.ndtr, -3, 3),
-    "normcdfinv": (torch.special.ndtri, 0.01, 0.99), "erfcx": (torch.special.erfcx, -2, 30),
-    "cyl_bessel_i0": (torch.special.i0, -3, 3), "fast_expf": (torch.exp, -3, 3), "fast_logf": (torch.log, 0.01, 5),
+    "exp": (torch.exp, -3, 3),
+    "log": (torch.log, 0.01, 5),
+    "sqrt": (torch.sqrt, 0, 5),
+    "rsqrt": (torch.rsqrt, 0.01, 5),
+    "tanh": (torch.tanh, -5, 5),
+    "erf": (torch.erf, -3, 3),
+    "erfc": (torch.erfc, -3, 3),
+    "erfinv": (torch.erfinv, -0.99, 0.99),
+    "sin": (torch.sin, -4, 4),
+    "cos": (torch.cos, -4, 4),
+    "tan": (torch.tan, -1, 1),
+    "asin": (torch.asin, -1, 1),
+    "acos": (torch.acos, -1, 1),
+    "atan": (torch.atan, -5, 5),
+    "sinh": (torch.sinh, -3, 3),
+    "cosh": (torch.cosh, -3, 3),
+    "asinh": (torch.asinh, -3, 3),
+    "atanh": (torch.atanh, -0.99, 0.99),
+    "expm1": (torch.expm1, -2, 2),
+    "log1p": (torch.log1p, -0.5, 3),
+    "log2": (torch.log2, 0.01, 5),
+    "log10": (torch.log10, 0.01, 5),
+    "exp2": (torch.exp2, -3, 3),
+    "lgamma": (torch.lgamma, 0.1, 5),
+    "floor": (torch.floor, -3, 3),
+    "ceil": (torch.ceil, -3, 3),
+    "trunc": (torch.trunc, -3, 3),
+    "rint": (torch.round, -3, 3),
+    "abs": (torch.abs, -3, 3),
+    "normcdf": (torch.special.ndtr, -3, 3),
+    "normcdfinv": (torch.special.ndtri, 0.01, 0.99),
+    "erfcx": (torch.special.erfcx, -2, 30),
+    "cyl_bessel_i0": (torch.special.i0, -3, 3),
+    "fast_expf": (torch.exp, -3, 3),
+    "fast_logf": (torch.log, 0.01, 5),
 }
 _BINARY = {
-    "pow": torch.pow, "atan2": torch.atan2, "hypot": torch.hypot, "fmod": torch.fmod, "copysign": torch.copysign,
-    "fdim": lambda a, b: (a - b).clamp(min=0), "remainder": lambda a, b: a - b * torch.round(a / b),
+    "pow": torch.pow,
+    "atan2": torch.atan2,
+    "hypot": torch.hypot,
+    "fmod": torch.fmod,
+    "copysign": torch.copysign,
+    "fdim": lambda a, b: (a - b).clamp(min=0),
+    "remainder": lambda a, b: a - b * torch.round(a / b),
 }
 
 
@@ -384,14 +431,19 @@ def test_libdevice_binary_functions_match_torch(name):
 
 def test_libdevice_rounding_modes_bracket_the_exact_result():
     a, b = np.array([1, 2, -1, 10], np.float32), np.array([3, 3, 3, 7], np.float32)
-    down, up, zero, near = (libdevice_numpy.evaluate(f"div_{m}", [a, b], np.dtype(np.float32)) for m in ("rd", "ru", "rz", "rn"))
+    down, up, zero, near = (
+        libdevice_numpy.evaluate(f"div_{m}", [a, b], np.dtype(np.float32)) for m in ("rd", "ru", "rz", "rn")
+    )
     assert np.array_equal(near, a / b)
     assert np.array_equal(np.nextafter(down, np.float32(np.inf)), up)
     assert np.array_equal(zero, np.where(a / b > 0, down, up))
     one, tiny = np.array([1.0]), np.array([1e-300])
     assert libdevice_numpy.evaluate("add_ru", [one, tiny], np.dtype(np.float64))[0] == np.nextafter(1.0, 2.0)
     assert libdevice_numpy.evaluate("fma_rz", [one, one, -tiny], np.dtype(np.float64))[0] == np.nextafter(1.0, 0.0)
-    root_down, root_up = (libdevice_numpy.evaluate(f"sqrt_{m}", [np.array([2.0], np.float32)], np.dtype(np.float32))[0] for m in ("rd", "ru"))
+    root_down, root_up = (
+        libdevice_numpy.evaluate(f"sqrt_{m}", [np.array([2.0], np.float32)], np.dtype(np.float32))[0]
+        for m in ("rd", "ru")
+    )
     assert float(root_down) < math.sqrt(2) < float(root_up) == float(np.nextafter(root_down, np.float32(3)))
 
 
@@ -404,7 +456,9 @@ def test_libdevice_integer_and_conversion_functions():
     assert ev("clz", np.array([1, 0, -1], np.int32)) == [31, 32, 0]
     assert ev("popc", np.array([7, -1], np.int64)) == [3, 64]
     assert ev("mulhi", np.array([2**30, -(2**30)], np.int32), np.array([8, 8], np.int32)) == [2, -2]
-    assert ev("byte_perm", np.array([0x33221100], np.int32), np.array([0x77665544], np.int32), np.array([0x0123], np.int32)) == [0x00112233]
+    assert ev(
+        "byte_perm", np.array([0x33221100], np.int32), np.array([0x77665544], np.int32), np.array([0x0123], np.int32)
+    ) == [0x00112233]
     assert ev("llround", np.array([2.5, -2.5], np.float32), out=np.int64) == [3, -3]
     assert ev("float_as_int", np.array([1.0], np.float32)) == [0x3F800000]
 

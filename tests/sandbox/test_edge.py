@@ -26,14 +26,17 @@ from services.sandbox.shared.evaluation import (
 )
 
 
-@pytest.mark.parametrize(("domain", "proto", "prefix"), [
-    (Verdict, pb.Verdict, "VERDICT_"),
-    (Stage, pb.Stage, "STAGE_"),
-    (StageStatus, pb.StageStatus, "STAGE_STATUS_"),
-    (InputVariant, pb.InputVariant, "INPUT_VARIANT_"),
-    (CorrectnessProfile, pb.CorrectnessProfile, "CORRECTNESS_PROFILE_"),
-    (Device, common_pb2.Device, "DEVICE_"),
-])
+@pytest.mark.parametrize(
+    ("domain", "proto", "prefix"),
+    [
+        (Verdict, pb.Verdict, "VERDICT_"),
+        (Stage, pb.Stage, "STAGE_"),
+        (StageStatus, pb.StageStatus, "STAGE_STATUS_"),
+        (InputVariant, pb.InputVariant, "INPUT_VARIANT_"),
+        (CorrectnessProfile, pb.CorrectnessProfile, "CORRECTNESS_PROFILE_"),
+        (Device, common_pb2.Device, "DEVICE_"),
+    ],
+)
 def test_every_enum_has_the_protos_names_and_numbers(domain: type[enum.IntEnum], proto, prefix):
     assert {prefix + member.name: member.value for member in domain} == dict(proto.items())
 
@@ -44,7 +47,11 @@ def test_stage_statuses_reach_the_response_as_they_were_decided():
         StageResult(Stage.TIMING, StageStatus.SKIPPED, 0.0, "skipped by request"),
         StageResult(Stage.PROFILE, StageStatus.FAILED, 0.2, "passed, says the text"),
     )
-    result = combine(Judgement(request_id="r", verdict=Verdict.RUNTIME_ERROR, stages=stages), ProcessOutcome(Ending.FINISHED), RewardSettings())
+    result = combine(
+        Judgement(request_id="r", verdict=Verdict.RUNTIME_ERROR, stages=stages),
+        ProcessOutcome(Ending.FINISHED),
+        RewardSettings(),
+    )
     response = response_proto(result)
     assert [(pb.Stage.Name(s.stage), pb.StageStatus.Name(s.status), s.detail) for s in response.stages] == [
         ("STAGE_SYNTAX", "STAGE_STATUS_PASSED", "parsed"),
@@ -56,13 +63,19 @@ def test_stage_statuses_reach_the_response_as_they_were_decided():
 
 
 def test_a_request_becomes_the_typed_request_and_unknown_enums_are_refused():
-    options = pb.EvaluateOptions(device=common_pb2.DEVICE_CUDA, seed=0, correctness_profile=pb.CORRECTNESS_PROFILE_KERNELGYM)
-    request = request_from_proto(pb.EvaluateRequest(request_id="r", reference_source="t", candidate_source="c", options=options))
+    options = pb.EvaluateOptions(
+        device=common_pb2.DEVICE_CUDA, seed=0, correctness_profile=pb.CORRECTNESS_PROFILE_KERNELGYM
+    )
+    request = request_from_proto(
+        pb.EvaluateRequest(request_id="r", reference_source="t", candidate_source="c", options=options)
+    )
     assert (request.options.device, request.options.seed, request.options.correctness_profile) == (
-        Device.CUDA, 0, CorrectnessProfile.KERNELGYM,
+        Device.CUDA,
+        0,
+        CorrectnessProfile.KERNELGYM,
     )
     assert request_from_proto(pb.EvaluateRequest()).options.seed is None
-    with pytest.raises(InvalidArgument, match="options.device 7 is not a known Device"):
+    with pytest.raises(InvalidArgument, match=r"options\.device 7 is not a known Device"):
         request_from_proto(pb.EvaluateRequest(options=pb.EvaluateOptions(device=7)))
-    with pytest.raises(InvalidArgument, match="options.correctness_profile 9 is not a known CorrectnessProfile"):
+    with pytest.raises(InvalidArgument, match=r"options\.correctness_profile 9 is not a known CorrectnessProfile"):
         request_from_proto(pb.EvaluateRequest(options=pb.EvaluateOptions(correctness_profile=9)))

@@ -34,8 +34,13 @@ def _param(candidate: corpus.Candidate) -> pytest.param:
 
 @pytest.fixture(scope="module")
 def cuda_sandbox(background_loop, tmp_path_factory):
-    settings = sandbox_settings(tmp_path_factory.mktemp("cuda-sandbox"), device="cuda", cpu_workers=1,
-                                default_timeout_seconds=900, max_timeout_seconds=1800)
+    settings = sandbox_settings(
+        tmp_path_factory.mktemp("cuda-sandbox"),
+        device="cuda",
+        cpu_workers=1,
+        default_timeout_seconds=900,
+        max_timeout_seconds=1800,
+    )
     running = background_loop.run(start_sandbox(settings), timeout=900)
     yield running
     background_loop.run(running.stop())
@@ -64,7 +69,9 @@ def test_trick_buys_nothing_over_its_honest_twin(gpu_verdicts, candidate):
 def test_after_the_gpu_corpus_a_good_kernel_is_still_correct(cuda_sandbox, gpu_verdicts):
     task = builtin_task("l1_relu")
     request = pb.EvaluateRequest(
-        request_id="good-after-gpu-faults", reference_source=task.source(), candidate_source=task.solution.read_text(),
+        request_id="good-after-gpu-faults",
+        reference_source=task.source(),
+        candidate_source=task.solution.read_text(),
         options=pb.EvaluateOptions(**OPTIONS),
     )
     response = corpus.judge_all(cuda_sandbox.address, [request])[request.request_id]

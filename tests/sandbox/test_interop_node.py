@@ -20,7 +20,9 @@ def test_javascript_client_reads_the_verdict(sandbox):
     assert (ROOT / "node_modules" / "@grpc" / "proto-loader").is_dir(), "run `make venv` (npm install)"
     result = subprocess.run(
         ["node", str(CLIENT), sandbox.address, str(DATA / "relu_task.py"), str(DATA / "relu_torch_only.py")],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)

@@ -41,7 +41,9 @@ os.environ[SECRET_ENV] = secrets.token_hex(16)
 
 # Without namespaces and a uid of their own, some candidates would reach the host for real
 # (kill -1 as the test's user, a fork bomb against its process limit, daemons that survive).
-needs_isolation = pytest.mark.skipif(not corpus.ISOLATED, reason="needs bubblewrap namespaces and root (a uid per worker slot)")
+needs_isolation = pytest.mark.skipif(
+    not corpus.ISOLATED, reason="needs bubblewrap namespaces and root (a uid per worker slot)"
+)
 FAULTS = [c for c in corpus.load(HERE / "faults") if corpus.ISOLATED or not c.needs_isolation]
 ESCAPE = corpus.declared(HERE / "escapes" / "escape_probe.py")
 CACHE_SYMLINK = corpus.declared(HERE / "escapes" / "cache_symlink.py")
@@ -113,15 +115,27 @@ class Host:
 
     def values(self) -> dict[str, object]:
         return {
-            "secret_env": SECRET_ENV, "secret_file": self.secret_file, "secret_value": self.secret_value,
-            "port": self.tcp.sock.getsockname()[1], "abstract": self.abstract_name, "marker": self.marker,
+            "secret_env": SECRET_ENV,
+            "secret_file": self.secret_file,
+            "secret_value": self.secret_value,
+            "port": self.tcp.sock.getsockname()[1],
+            "abstract": self.abstract_name,
+            "marker": self.marker,
             "home": Path.home(),
         }
 
     def reached(self) -> list[str]:
         """What was reached, seen from outside."""
-        found = [f"{directory / self.marker} was created" for directory in self.marker_dirs if (directory / self.marker).exists()]
-        found += [f"{listener.accepted} connection(s) to a {kind} listener" for kind, listener in (("TCP", self.tcp), ("unix", self.unix)) if listener.accepted]
+        found = [
+            f"{directory / self.marker} was created"
+            for directory in self.marker_dirs
+            if (directory / self.marker).exists()
+        ]
+        found += [
+            f"{listener.accepted} connection(s) to a {kind} listener"
+            for kind, listener in (("TCP", self.tcp), ("unix", self.unix))
+            if listener.accepted
+        ]
         return found
 
     def close(self) -> None:
@@ -195,12 +209,27 @@ def test_escape_probe_run_locally_by_drkernel_eval_reaches_nothing(host, tmp_pat
     candidate = tmp_path / "escape_probe.py"
     candidate.write_text(ESCAPE.render(**host.values()))
     result = subprocess.run(
-        [sys.executable, "-m", "drkernel", "eval", "--task", str(builtin_task(ESCAPE.task).path),
-         "--candidate", str(candidate), "--skip-timing", "--json"],
-        capture_output=True, text=True, timeout=600, env=os.environ,
+        [
+            sys.executable,
+            "-m",
+            "drkernel",
+            "eval",
+            "--task",
+            str(builtin_task(ESCAPE.task).path),
+            "--candidate",
+            str(candidate),
+            "--skip-timing",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ,
     )
     response = json.loads(result.stdout)
-    assert (result.returncode, response["verdict"]) == (0, "VERDICT_CORRECT"), result.stdout[-2000:] + result.stderr[-2000:]
+    assert (result.returncode, response["verdict"]) == (0, "VERDICT_CORRECT"), (
+        result.stdout[-2000:] + result.stderr[-2000:]
+    )
     assert host.reached() == []
 
 
@@ -208,7 +237,9 @@ def test_compile_cache_does_not_carry_host_files_between_evaluations(sandbox, ho
     source = CACHE_SYMLINK.render(**host.values())
     for attempt in range(2):  # the second evaluation of the same source gets the first one's cache
         request_id = f"{CACHE_SYMLINK.name}-{attempt}"
-        response = corpus.judge_all(sandbox.address, [CACHE_SYMLINK.request(request_id=request_id, source=source)])[request_id]
+        response = corpus.judge_all(sandbox.address, [CACHE_SYMLINK.request(request_id=request_id, source=source)])[
+            request_id
+        ]
         assert response.verdict == pb.VERDICT_CORRECT, corpus.describe(response)
     cache = sandbox.scheduler.settings.work_dir / "triton-cache"
     copies = [p for p in cache.rglob("*") if p.is_file() and host.secret_value.encode() in p.read_bytes()]

@@ -65,7 +65,9 @@ def stream_reply(sock: socket.socket, message: RunResult, payload_bytes: int, ch
 
 def result(*shapes: tuple[int, ...]) -> RunResult:
     outputs = [TensorMeta(dtype="float32", shape=list(s), nbytes=4 * torch.Size(s).numel()) for s in shapes]
-    return RunResult(outputs=outputs, launches=[], problems=[], tampered=[], seconds=0.0, output_strides=[[1]] * len(shapes))
+    return RunResult(
+        outputs=outputs, launches=[], problems=[], tampered=[], seconds=0.0, output_strides=[[1]] * len(shapes)
+    )
 
 
 @pytest.fixture
@@ -76,7 +78,9 @@ def pair() -> Iterator[tuple[CandidateClient, socket.socket]]:
     candidate_side.close()
 
 
-def fake_candidate(sock: socket.socket, replies: list[tuple[RunResult, int]], compile_check: bool = True) -> threading.Thread:
+def fake_candidate(
+    sock: socket.socket, replies: list[tuple[RunResult, int]], compile_check: bool = True
+) -> threading.Thread:
     """Answers Run commands with the given replies, then one CompileCheck."""
 
     def serve() -> None:
@@ -104,14 +108,18 @@ def test_an_extra_output_is_judged_from_its_metadata_and_never_held(pair):
     assert [tuple(t.shape) for t in run.outputs] == [(4,), (EXTRA_BYTES // 4,)] and all(t.is_meta for t in run.outputs)
     comparison = compare_outputs(run.outputs, expected, [torch.float32], FP32)
     assert not comparison.passed and comparison.message == "forward returned 2 output(s), expected 1"
-    assert grown < 32 * MiB, f"the judge's peak grew by {grown / MiB:.0f} MiB for a {EXTRA_BYTES // MiB} MiB extra output"
+    assert grown < 32 * MiB, (
+        f"the judge's peak grew by {grown / MiB:.0f} MiB for a {EXTRA_BYTES // MiB} MiB extra output"
+    )
     # the conversation stayed in step: the next reply is read as usual
     assert torch.equal(client.run(RunSpec(), 0.0, expected=expected).outputs[0], torch.zeros(4))
     assert client.compile_check() == []
     thread.join(10)
 
 
-@pytest.mark.parametrize(("shape", "dtype", "message"), [((5,), "float32", "has shape"), ((4,), "float64", "has dtype")])
+@pytest.mark.parametrize(
+    ("shape", "dtype", "message"), [((5,), "float32", "has shape"), ((4,), "float64", "has dtype")]
+)
 def test_wrong_shapes_and_dtypes_are_mismatches_not_failures(pair, shape, dtype, message):
     client, candidate = pair
     nbytes = torch.Size(shape).numel() * torch.empty((), dtype=getattr(torch, dtype)).element_size()
@@ -152,7 +160,7 @@ def test_unpacked_tensors_are_views_of_the_payload():
     metas, payload, _, _ = pack_tensors(tensors)
     buffer = bytearray(payload)
     back = unpack_tensors(metas, buffer)
-    assert all(torch.equal(a, b) for a, b in zip(back, tensors))
+    assert all(torch.equal(a, b) for a, b in zip(back, tensors, strict=True))
     buffer[:4] = torch.tensor([42.0]).numpy().tobytes()
     assert back[0][0] == 42.0  # the same memory, not a copy
 
@@ -174,7 +182,11 @@ def test_large_outputs_are_compared_without_full_size_temporaries(one_thread):
     before = reset_peak()
     comparison = compare_outputs([got], [want], [torch.float32], FP32)
     grown = peak() - before
-    assert not comparison.passed and f"1 of {want.numel()} elements" in comparison.message and "(7, 3)" in comparison.message
+    assert (
+        not comparison.passed
+        and f"1 of {want.numel()} elements" in comparison.message
+        and "(7, 3)" in comparison.message
+    )
     # one chunk's temporaries and the allocator's slack (before: 3.8 GiB for 256 MiB outputs)
     assert grown < 64 * MiB, f"comparing 256 MiB outputs took {grown / MiB:.0f} MiB more"
 
@@ -205,7 +217,8 @@ def judge_pids(sandbox: RunningSandbox) -> list[int]:
 
 
 EXTRA_OUTPUT = source("relu_triton.py").replace(
-    "        return y", f"        return y, torch.ones({EXTRA_BYTES // 4})  # correct, plus {EXTRA_BYTES // MiB} MiB more"
+    "        return y",
+    f"        return y, torch.ones({EXTRA_BYTES // 4})  # correct, plus {EXTRA_BYTES // MiB} MiB more",
 )
 
 
@@ -221,4 +234,6 @@ def test_a_large_extra_output_is_incorrect_and_the_judge_never_holds_it(sandbox,
     grown = max(peak(pid) - before[pid] for pid in judges)
     assert response.verdict == pb.VERDICT_INCORRECT, response.error
     assert "returned 2 output(s), expected 1" in response.error
-    assert grown < 128 * MiB, f"a judge's peak grew by {grown / MiB:.0f} MiB for a {EXTRA_BYTES // MiB} MiB extra output"
+    assert grown < 128 * MiB, (
+        f"a judge's peak grew by {grown / MiB:.0f} MiB for a {EXTRA_BYTES // MiB} MiB extra output"
+    )

@@ -45,7 +45,9 @@ class ModelNew(nn.Module):
 """
 
 # 4096 x 4096 float32: 64 MiB per tensor.
-_BIG_RELU_TASK = source("relu_task.py").replace("batch_size = 16", "batch_size = 4096").replace("dim = 1024", "dim = 4096")
+_BIG_RELU_TASK = (
+    source("relu_task.py").replace("batch_size = 16", "batch_size = 4096").replace("dim = 1024", "dim = 4096")
+)
 
 
 def test_kernelbench_profile_checks_the_task_inputs_with_its_tolerance_only(sandbox_stub):
@@ -61,7 +63,9 @@ def test_kernelbench_profile_checks_the_task_inputs_with_its_tolerance_only(sand
 
 
 def test_kernelgym_profile_uses_its_published_tolerance(sandbox_stub):
-    response = evaluate(sandbox_stub, "relu_task.py", "relu_triton.py", correctness_profile=pb.CORRECTNESS_PROFILE_KERNELGYM)
+    response = evaluate(
+        sandbox_stub, "relu_task.py", "relu_triton.py", correctness_profile=pb.CORRECTNESS_PROFILE_KERNELGYM
+    )
     assert response.verdict == pb.VERDICT_CORRECT, response.error
     assert len(response.checks) == 5 and all(c.atol == pytest.approx(1e-2) for c in response.checks)
 
@@ -73,7 +77,9 @@ def test_strict_is_the_default_and_a_precision_only_failure_says_so(sandbox_stub
     assert response.error.startswith("only at the float16 precision variant")
     assert "Only the float16 precision check failed" in response.feedback
     # the same candidate is correct where the profile runs no precision variant
-    lenient = evaluate(sandbox_stub, "relu_task.py", _FLOAT32_OUTPUT, correctness_profile=pb.CORRECTNESS_PROFILE_KERNELGYM)
+    lenient = evaluate(
+        sandbox_stub, "relu_task.py", _FLOAT32_OUTPUT, correctness_profile=pb.CORRECTNESS_PROFILE_KERNELGYM
+    )
     assert lenient.verdict == pb.VERDICT_CORRECT, lenient.error
 
 
@@ -118,7 +124,10 @@ def test_a_profile_that_never_shrinks_skips_what_does_not_fit_instead(small_devi
     # KernelBench's profile checks the task's own sizes only: a further seed that does not fit
     # is skipped with the reason (the first run checked those sizes), never run smaller.
     response = evaluate(
-        small_device_stub, _BIG_RELU_TASK, "relu_triton.py", skip_profile=True,
+        small_device_stub,
+        _BIG_RELU_TASK,
+        "relu_triton.py",
+        skip_profile=True,
         correctness_profile=pb.CORRECTNESS_PROFILE_KERNELBENCH,
     )
     assert response.verdict == pb.VERDICT_CORRECT, response.error

@@ -69,7 +69,8 @@ def test_junk_links_and_other_layouts_are_not_kept(tmp_path):
     assert cache.save("source", produced)
     assert cache.restore("source", tmp_path / "restored", owner=None)
     assert sorted(files(tmp_path / "restored")) == sorted(
-        f"{KEY}/{name}" for name in ("relu_kernel.ttir", "relu_kernel.ptx", "relu_kernel.json", "__grp__relu_kernel.json")
+        f"{KEY}/{name}"
+        for name in ("relu_kernel.ttir", "relu_kernel.ptx", "relu_kernel.json", "__grp__relu_kernel.json")
     )
     assert b"host secret" not in b"".join(p.read_bytes() for p in cache.root.rglob("*") if p.is_file())
 

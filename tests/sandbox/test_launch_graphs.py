@@ -50,8 +50,9 @@ def test_every_replay_counts_the_kernels_its_capture_launched(recorder: LaunchRe
     for _ in range(2):
         graph.replay()
         launches = recorder.take()
-        assert [(l.name, l.own, l.programs, l.stream) for l in launches] == [
-            ("relu_kernel", True, 4, 7), ("torch_helper", False, 1, 7),
+        assert [(r.name, r.own, r.programs, r.stream) for r in launches] == [
+            ("relu_kernel", True, 4, 7),
+            ("torch_helper", False, 1, 7),
         ]
 
 
@@ -64,4 +65,3 @@ def test_launches_outside_a_capture_are_not_replayed(recorder: LaunchRecorder) -
     recorder.take()
     graph.replay()
     assert recorder.take() == []
-

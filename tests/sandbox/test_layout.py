@@ -39,7 +39,9 @@ def _imports_of(folder: str) -> dict[str, set[str]]:
 def _reaching(imports: dict[str, set[str]], folders: tuple[str, ...]) -> list[str]:
     packages = tuple(f"services.sandbox.{folder}" for folder in folders)
     return sorted(
-        f"{path} imports {name}" for path, names in imports.items() for name in names
+        f"{path} imports {name}"
+        for path, names in imports.items()
+        for name in names
         if name in packages or name.startswith(tuple(p + "." for p in packages))
     )
 
@@ -51,13 +53,16 @@ def test_the_server_imports_no_torch():
     assert result.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize(("folder", "forbidden"), [
-    ("server", ("judge", "candidate")),
-    ("candidate", ("server", "judge")),
-    ("judge", ("server", "candidate")),
-    ("wire", PROCESSES),
-    ("shared", PROCESSES),
-])
+@pytest.mark.parametrize(
+    ("folder", "forbidden"),
+    [
+        ("server", ("judge", "candidate")),
+        ("candidate", ("server", "judge")),
+        ("judge", ("server", "candidate")),
+        ("wire", PROCESSES),
+        ("shared", PROCESSES),
+    ],
+)
 def test_code_of_one_process_never_imports_another_process_code(folder, forbidden):
     assert _reaching(_imports_of(folder), forbidden) == []
 
@@ -65,7 +70,9 @@ def test_code_of_one_process_never_imports_another_process_code(folder, forbidde
 def test_every_import_of_sandbox_code_finds_it():
     """Lazy imports inside functions included, wherever the project imports the sandbox."""
     sources = [
-        path for folder in ("services", "drkernel", "benchmarks", "tests") for path in (ROOT / folder).rglob("*.py")
+        path
+        for folder in ("services", "drkernel", "benchmarks", "tests")
+        for path in (ROOT / folder).rglob("*.py")
         if not {"hacks", "hacks_gpu", "legit", "escapes", "faults", "interop", "data", "tasks"} & set(path.parts)
     ]
     missing = []
@@ -74,12 +81,15 @@ def test_every_import_of_sandbox_code_finds_it():
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("services.sandbox"):
                 module = importlib.import_module(node.module)
                 missing += [
-                    f"{path.relative_to(ROOT)}: {node.module}.{alias.name}" for alias in node.names
-                    if not hasattr(module, alias.name) and importlib.util.find_spec(f"{node.module}.{alias.name}") is None
+                    f"{path.relative_to(ROOT)}: {node.module}.{alias.name}"
+                    for alias in node.names
+                    if not hasattr(module, alias.name)
+                    and importlib.util.find_spec(f"{node.module}.{alias.name}") is None
                 ]
             elif isinstance(node, ast.Import):
                 missing += [
-                    f"{path.relative_to(ROOT)}: {alias.name}" for alias in node.names
+                    f"{path.relative_to(ROOT)}: {alias.name}"
+                    for alias in node.names
                     if alias.name.startswith("services.sandbox") and importlib.util.find_spec(alias.name) is None
                 ]
     assert missing == []

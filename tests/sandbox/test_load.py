@@ -39,7 +39,10 @@ def _with_options(**options: object) -> pb.EvaluateRequest:
     return _request(options=pb.EvaluateOptions(**options))
 
 
-_NO_INPUTS = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n\ndef get_init_inputs():\n    return []\n"
+_NO_INPUTS = (
+    "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n"
+    "def get_init_inputs():\n    return []\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -54,7 +57,16 @@ _NO_INPUTS = "import torch\nclass Model(torch.nn.Module):\n    def forward(self,
         (_with_options(warmup_trials=20_000), "at most"),
         (_with_options(device=7), "not a known Device"),
     ],
-    ids=["empty", "task-without-get_inputs", "oversized-task", "nul-byte", "nan-atol", "inf-rtol", "too-many-warmups", "unknown-device"],
+    ids=[
+        "empty",
+        "task-without-get_inputs",
+        "oversized-task",
+        "nul-byte",
+        "nan-atol",
+        "inf-rtol",
+        "too-many-warmups",
+        "unknown-device",
+    ],
 )
 def test_malformed_request_is_invalid_argument_with_a_clear_message(sandbox_stub, request_, message):
     with pytest.raises(grpc.RpcError) as caught:
@@ -83,9 +95,11 @@ def test_undecodable_bytes_are_invalid_argument(sandbox, raw, message):
 
 def test_message_over_the_grpc_limit_is_refused_and_the_server_keeps_serving(sandbox, sandbox_stub):
     huge = _request(candidate_source="#" * (70 * 2**20))  # above server.max_message_bytes (64 MiB)
-    with grpc.insecure_channel(sandbox.address, options=[("grpc.max_send_message_length", 2**28)]) as channel:
-        with pytest.raises(grpc.RpcError) as caught:
-            sandbox_pb2_grpc.SandboxServiceStub(channel).Evaluate(huge, timeout=60)
+    with (
+        grpc.insecure_channel(sandbox.address, options=[("grpc.max_send_message_length", 2**28)]) as channel,
+        pytest.raises(grpc.RpcError) as caught,
+    ):
+        sandbox_pb2_grpc.SandboxServiceStub(channel).Evaluate(huge, timeout=60)
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "larger than max" in caught.value.details()
     assert evaluate(sandbox_stub, "relu_task.py", "relu_syntax_error.py").verdict == pb.VERDICT_SYNTAX_ERROR
@@ -96,7 +110,10 @@ def test_task_whose_own_code_fails_is_invalid_argument(sandbox_stub):
     with pytest.raises(grpc.RpcError) as caught:
         sandbox_stub.Evaluate(_request(reference_source=broken), timeout=300)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "the reference fails on its own inputs" in caught.value.details() and "no inputs today" in caught.value.details()
+    assert (
+        "the reference fails on its own inputs" in caught.value.details()
+        and "no inputs today" in caught.value.details()
+    )
 
 
 @pytest.mark.slow
@@ -127,8 +144,21 @@ def test_cli_refuses_bad_candidate_files_with_one_line(sandbox, tmp_path: Path, 
     else:
         candidate.mkdir()
     result = subprocess.run(
-        [sys.executable, "-m", "drkernel", "eval", "--task", str(DATA / "relu_task.py"), "--candidate", str(candidate),
-         "--server", sandbox.address], capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "drkernel",
+            "eval",
+            "--task",
+            str(DATA / "relu_task.py"),
+            "--candidate",
+            str(candidate),
+            "--server",
+            sandbox.address,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode != 0
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
@@ -142,7 +172,9 @@ def _clients(address: str, names: list[str], make_channel: Callable[[str], grpc.
 
     def client(index: int) -> tuple[str, object]:
         request = pb.EvaluateRequest(
-            request_id=f"{index}:{names[index]}", reference_source=TASK, candidate_source=source(names[index]),
+            request_id=f"{index}:{names[index]}",
+            reference_source=TASK,
+            candidate_source=source(names[index]),
             options=pb.EvaluateOptions(skip_timing=True, skip_profile=True, device=common_pb2.DEVICE_CPU),
         )
         with make_channel(address) as channel:
@@ -187,9 +219,15 @@ def test_retrying_clients_ride_out_a_full_queue(background_loop, tmp_path):
 
 @pytest.mark.slow
 def test_a_malformed_request_in_a_stream_costs_only_its_own_answer(sandbox_stub):
-    good = pb.EvaluateRequest(request_id="good", reference_source=TASK, candidate_source=source("relu_triton.py"),
-                              options=pb.EvaluateOptions(skip_timing=True, skip_profile=True))
-    bad = pb.EvaluateRequest(request_id="bad", reference_source="import torch\n", candidate_source=source("relu_triton.py"))
+    good = pb.EvaluateRequest(
+        request_id="good",
+        reference_source=TASK,
+        candidate_source=source("relu_triton.py"),
+        options=pb.EvaluateOptions(skip_timing=True, skip_profile=True),
+    )
+    bad = pb.EvaluateRequest(
+        request_id="bad", reference_source="import torch\n", candidate_source=source("relu_triton.py")
+    )
     answered: dict[str, int] = {}
     try:
         for response in sandbox_stub.EvaluateStream(iter([good, bad]), timeout=300):

@@ -19,7 +19,7 @@ def test_tensors_round_trip_bit_exactly(dtype):
     metas, payload, fds, _ = pack_tensors(tensors)
     assert fds == []
     back = unpack_tensors(metas, bytearray(payload))
-    for original, copy in zip(tensors, back):
+    for original, copy in zip(tensors, back, strict=True):
         assert copy.dtype == original.dtype and copy.shape == original.shape
         assert torch.equal(copy, original)
 
@@ -85,7 +85,7 @@ def test_descriptors_travel_with_the_message_and_are_always_consumed():
             os.close(fd)
         message, received_payload, received_fds = receive_with_fds(right, REPLY, 1 << 20, max_fds=8)
     back = unpack_tensors(message.outputs, received_payload, received_fds, _memfd_importer)
-    assert all(torch.equal(a, b) for a, b in zip(tensors, back))
+    assert all(torch.equal(a, b) for a, b in zip(tensors, back, strict=True))
     assert all(not _is_open(fd) for fd in received_fds)
 
 

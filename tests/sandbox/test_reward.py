@@ -11,7 +11,11 @@ from services.sandbox.shared.reward import compute_reward
 
 def reward(verdict, speedup=0.0, valid=True, stage=Stage.UNSPECIFIED, settings=None):
     return compute_reward(
-        settings or RewardSettings(), verdict=verdict, speedup=speedup, speedup_valid=valid, coverage=0.0,
+        settings or RewardSettings(),
+        verdict=verdict,
+        speedup=speedup,
+        speedup_valid=valid,
+        coverage=0.0,
         furthest_stage=stage,
     )
 
@@ -31,16 +35,36 @@ def test_invalid_timing_earns_only_the_correctness_part():
 def test_coverage_earns_its_weight_for_correct_kernels_only():
     settings = RewardSettings()
     assert compute_reward(
-        settings, verdict=Verdict.CORRECT, speedup=0.0, speedup_valid=False, coverage=0.8, furthest_stage=Stage.PROFILE,
+        settings,
+        verdict=Verdict.CORRECT,
+        speedup=0.0,
+        speedup_valid=False,
+        coverage=0.8,
+        furthest_stage=Stage.PROFILE,
     ) == pytest.approx(0.5 + 0.5 * 0.8)
-    assert compute_reward(
-        settings, verdict=Verdict.INCORRECT, speedup=0.0, speedup_valid=False, coverage=0.8, furthest_stage=Stage.TINY_RUN,
-    ) == 0.0
+    assert (
+        compute_reward(
+            settings,
+            verdict=Verdict.INCORRECT,
+            speedup=0.0,
+            speedup_valid=False,
+            coverage=0.8,
+            furthest_stage=Stage.TINY_RUN,
+        )
+        == 0.0
+    )
 
 
 @pytest.mark.parametrize(
     "verdict",
-    [Verdict.INCORRECT, Verdict.SYNTAX_ERROR, Verdict.COMPILE_ERROR, Verdict.RUNTIME_ERROR, Verdict.TIMEOUT, Verdict.HACKED],
+    [
+        Verdict.INCORRECT,
+        Verdict.SYNTAX_ERROR,
+        Verdict.COMPILE_ERROR,
+        Verdict.RUNTIME_ERROR,
+        Verdict.TIMEOUT,
+        Verdict.HACKED,
+    ],
 )
 def test_failures_earn_nothing_by_default(verdict):
     assert reward(verdict, 2.0, stage=Stage.CORRECTNESS) == 0.0

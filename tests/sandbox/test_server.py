@@ -32,7 +32,10 @@ def test_health_and_reflection(sandbox):
     with grpc.insecure_channel(sandbox.address) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         for name in ("", SERVICE):
-            assert health.Check(health_pb2.HealthCheckRequest(service=name)).status == health_pb2.HealthCheckResponse.SERVING
+            assert (
+                health.Check(health_pb2.HealthCheckRequest(service=name)).status
+                == health_pb2.HealthCheckResponse.SERVING
+            )
         reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
         answers = reflection.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
         names = {s.name for answer in answers for s in answer.list_services_response.service}
@@ -49,7 +52,10 @@ def test_metrics_count_evaluations_by_verdict(sandbox, sandbox_stub):
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda r: setattr(r, "reference_source", "import torch\n"), "does not define Model, get_inputs, get_init_inputs"),
+        (
+            lambda r: setattr(r, "reference_source", "import torch\n"),
+            "does not define Model, get_inputs, get_init_inputs",
+        ),
         (lambda r: setattr(r, "reference_source", "def broken(:\n"), "not valid Python"),
         (lambda r: setattr(r, "candidate_source", "x" * (600 * 1024)), "the limit is"),
         (lambda r: setattr(r.options, "timeout_seconds", -1.0), "timeout_seconds"),
@@ -82,7 +88,9 @@ def test_stream_answers_every_request_matched_by_id(sandbox_stub):
     names = ["relu_triton.py", "relu_syntax_error.py", "relu_torch_only.py", "relu_wrong_constructor.py"]
     requests = [
         pb.EvaluateRequest(
-            request_id=name, reference_source=source("relu_task.py"), candidate_source=source(name),
+            request_id=name,
+            reference_source=source("relu_task.py"),
+            candidate_source=source(name),
             options=pb.EvaluateOptions(skip_timing=True),
         )
         for name in names

@@ -14,7 +14,7 @@ from services.sandbox.shared.task_source import (
 )
 from tests.sandbox.conftest import source
 
-MATMUL_TASK = '''import torch
+MATMUL_TASK = """import torch
 import torch.nn as nn
 
 
@@ -49,7 +49,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 
 def test_parse_finds_integer_constants_including_literal_arithmetic():

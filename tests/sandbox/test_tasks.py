@@ -31,7 +31,9 @@ def test_suite_has_enough_tasks_of_both_levels_each_with_a_solution():
 def test_every_reference_solution_is_judged_correct(sandbox):
     requests = [
         pb.EvaluateRequest(
-            request_id=task.name, reference_source=task.source(), candidate_source=task.solution.read_text(),
+            request_id=task.name,
+            reference_source=task.source(),
+            candidate_source=task.solution.read_text(),
             options=pb.EvaluateOptions(skip_timing=True),
         )
         for task in builtin_tasks()
@@ -48,7 +50,12 @@ def test_every_reference_solution_is_judged_correct(sandbox):
 
 def test_kernelbench_checkout_is_listed_by_level_and_id(tmp_path: Path):
     relu = builtin_task("l1_relu").source()
-    for level, name in [(1, "19_ReLU.py"), (1, "2_Standard_matrix_multiplication_.py"), (2, "1_Conv2D_ReLU_BiasAdd.py"), (4, "3_Model.py")]:
+    for level, name in [
+        (1, "19_ReLU.py"),
+        (1, "2_Standard_matrix_multiplication_.py"),
+        (2, "1_Conv2D_ReLU_BiasAdd.py"),
+        (4, "3_Model.py"),
+    ]:
         folder = tmp_path / "KernelBench" / f"level{level}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(relu)

@@ -25,19 +25,28 @@ EVIDENCE = ("eval mode without autograd on tiny inputs: no Triton kernel of its 
 JUDGED = [v for v in Verdict if v not in (Verdict.UNSPECIFIED, Verdict.TIMEOUT)]  # what a judge can conclude
 OUTCOMES = {
     Ending.FINISHED: ProcessOutcome(Ending.FINISHED),
-    Ending.TIMED_OUT: ProcessOutcome(Ending.TIMED_OUT, "the evaluation exceeded its limit of 5 s and the candidate was killed"),
+    Ending.TIMED_OUT: ProcessOutcome(
+        Ending.TIMED_OUT, "the evaluation exceeded its limit of 5 s and the candidate was killed"
+    ),
     Ending.DIED: ProcessOutcome(Ending.DIED, "the candidate's process was killed by SIGKILL"),
 }
 
 
 def judgement(verdict: Verdict, **fields: object) -> Judgement:
     timed = TimingReport(
-        valid=True, reference=RuntimeStats(trials=3, median_us=20.0), candidate=RuntimeStats(trials=3, median_us=10.0),
+        valid=True,
+        reference=RuntimeStats(trials=3, median_us=20.0),
+        candidate=RuntimeStats(trials=3, median_us=10.0),
     )
     defaults: dict[str, object] = {
-        "request_id": "r", "verdict": verdict, "error": "" if verdict == Verdict.CORRECT else "the judge's error",
-        "hack_evidence": EVIDENCE, "furthest_stage": Stage.PROFILE if verdict == Verdict.CORRECT else Stage.TINY_RUN,
-        "timing": timed, "speedup": 2.0, "coverage": 0.5,
+        "request_id": "r",
+        "verdict": verdict,
+        "error": "" if verdict == Verdict.CORRECT else "the judge's error",
+        "hack_evidence": EVIDENCE,
+        "furthest_stage": Stage.PROFILE if verdict == Verdict.CORRECT else Stage.TINY_RUN,
+        "timing": timed,
+        "speedup": 2.0,
+        "coverage": 0.5,
     }
     return Judgement(**{**defaults, **fields})  # type: ignore[arg-type]
 
@@ -53,7 +62,12 @@ def test_every_ending_against_every_verdict(verdict, ending):
     assert result.error == (judged.error if ending is Ending.FINISHED else outcome.detail)
     assert result.hack_reasons == (EVIDENCE if expected_verdict == Verdict.HACKED else ())
     assert result.reward == compute_reward(
-        SETTINGS, verdict=expected_verdict, speedup=2.0, speedup_valid=True, coverage=0.5, furthest_stage=judged.furthest_stage,
+        SETTINGS,
+        verdict=expected_verdict,
+        speedup=2.0,
+        speedup_valid=True,
+        coverage=0.5,
+        furthest_stage=judged.furthest_stage,
     )
     assert result.feedback == feedback_text(expected_verdict, result.error, result.hack_reasons, judged)
     assert result.judgement is judged
@@ -93,15 +107,26 @@ def test_hack_reasons_are_reported_only_under_a_hacked_verdict():
 
 
 def test_an_invalid_timing_earns_no_speedup_and_a_profile_names_the_bottleneck():
-    profile = ProfileSummary(kernels=(), total_device_time_us=0.0, coverage=0.0, reference_kernels=(),
-                             reference_total_device_time_us=0.0, method="m")
+    profile = ProfileSummary(
+        kernels=(),
+        total_device_time_us=0.0,
+        coverage=0.0,
+        reference_kernels=(),
+        reference_total_device_time_us=0.0,
+        method="m",
+    )
     judged = dataclasses.replace(
-        judgement(Verdict.CORRECT), timing=TimingReport(invalid_reason="CPU interpreter timing is not comparable"),
-        speedup=0.0, profile=profile,
+        judgement(Verdict.CORRECT),
+        timing=TimingReport(invalid_reason="CPU interpreter timing is not comparable"),
+        speedup=0.0,
+        profile=profile,
     )
     result = combine(judged, OUTCOMES[Ending.FINISHED], SETTINGS)
     assert result.reward == pytest.approx(0.5 + 0.5 * 0.5)
-    assert result.feedback == "Correct on 0 input variant(s). Speed not measured: CPU interpreter timing is not comparable."
+    assert (
+        result.feedback
+        == "Correct on 0 input variant(s). Speed not measured: CPU interpreter timing is not comparable."
+    )
 
 
 def test_partial_credit_follows_the_furthest_stage_even_for_a_timeout_never_for_a_hack():

@@ -12,7 +12,9 @@ pytestmark = pytest.mark.slow  # candidates judged through a real server
 
 def stage_status(response: pb.EvaluateResponse) -> dict[str, str]:
     return {
-        pb.Stage.Name(s.stage).removeprefix("STAGE_").lower(): pb.StageStatus.Name(s.status).removeprefix("STAGE_STATUS_").lower()
+        pb.Stage.Name(s.stage).removeprefix("STAGE_").lower(): pb.StageStatus.Name(s.status)
+        .removeprefix("STAGE_STATUS_")
+        .lower()
         for s in response.stages
     }
 
@@ -21,13 +23,22 @@ def test_correct_kernel_passes_every_stage_and_variant(sandbox_stub):
     response = evaluate(sandbox_stub, "relu_task.py", "relu_triton.py", skip_timing=False)
     assert response.verdict == pb.VERDICT_CORRECT, response.error
     assert stage_status(response) == {
-        "syntax": "passed", "load": "passed", "compile": "passed", "tiny_run": "passed",
-        "correctness": "passed", "timing": "passed", "profile": "passed",
+        "syntax": "passed",
+        "load": "passed",
+        "compile": "passed",
+        "tiny_run": "passed",
+        "correctness": "passed",
+        "timing": "passed",
+        "profile": "passed",
     }
     variants = {pb.InputVariant.Name(c.variant) for c in response.checks if c.passed}
     assert variants == {
-        "INPUT_VARIANT_TINY", "INPUT_VARIANT_ORIGINAL", "INPUT_VARIANT_SEED", "INPUT_VARIANT_SCALED",
-        "INPUT_VARIANT_RESIZED", "INPUT_VARIANT_DTYPE",
+        "INPUT_VARIANT_TINY",
+        "INPUT_VARIANT_ORIGINAL",
+        "INPUT_VARIANT_SEED",
+        "INPUT_VARIANT_SCALED",
+        "INPUT_VARIANT_RESIZED",
+        "INPUT_VARIANT_DTYPE",
     }
     resized = next(c for c in response.checks if c.variant == pb.INPUT_VARIANT_RESIZED)
     assert "batch_size=13" in resized.description and "dim=769" in resized.description

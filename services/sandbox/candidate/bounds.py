@@ -76,7 +76,11 @@ def _check(kind: str, ptrs: Any, mask: Any) -> None:
     if nearest is not None:
         name, low, high = nearest
         if first >= high:
-            where = f"; the first is {first - high} bytes past the end of `{name}`" if first > high else f"; the first is just past the end of `{name}`"
+            where = (
+                f"; the first is {first - high} bytes past the end of `{name}`"
+                if first > high
+                else f"; the first is just past the end of `{name}`"
+            )
         else:
             where = f"; the first is {low - first} bytes before the start of `{name}`"
     raise OutOfBoundsAccess(
@@ -131,7 +135,7 @@ class InterpreterMonitor:
 
         def grid_call(executor: Any, *args: Any, **kwargs: Any) -> Any:
             with checker._one_launch_at_a_time:
-                checker.begin(executor.fn.__name__, [*zip(executor.arg_names, args), *kwargs.items()])
+                checker.begin(executor.fn.__name__, [*zip(executor.arg_names, args, strict=False), *kwargs.items()])
                 try:
                     return original_call(executor, *args, **kwargs)
                 finally:

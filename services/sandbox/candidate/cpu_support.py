@@ -61,18 +61,25 @@ def _keep_closures() -> None:
             name=fn.__name__,
             args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
             body=[
-                *(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.Constant(value=None))
-                  for name in fn.__code__.co_freevars),
+                *(
+                    ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.Constant(value=None))
+                    for name in fn.__code__.co_freevars
+                ),
                 *transformed.body,
                 ast.Return(value=ast.Name(id=fn.__name__, ctx=ast.Load())),
             ],
-            decorator_list=[], returns=None, type_params=[],
+            decorator_list=[],
+            returns=None,
+            type_params=[],
         )
         module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
         inner = compile_and_exec(rewriter, module)()
-        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__))
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__, strict=False))
         rewritten = types.FunctionType(
-            inner.__code__, inner.__globals__, fn.__name__, fn.__defaults__,
+            inner.__code__,
+            inner.__globals__,
+            fn.__name__,
+            fn.__defaults__,
             tuple(cells[name] for name in inner.__code__.co_freevars),
         )
         rewritten.__kwdefaults__ = fn.__kwdefaults__

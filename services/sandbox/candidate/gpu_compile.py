@@ -51,13 +51,20 @@ class LanguageSnapshot:
 
         libdevice = [importlib.import_module(name) for name in (CUDA_MODULE, STUB_MODULE)]
         self._owners: list[Any] = [
-            tl, tl.core, tl.math, tl.standard, tl.core.tensor, tl.core.dtype, tl.core.condition, *libdevice,
+            tl,
+            tl.core,
+            tl.math,
+            tl.standard,
+            tl.core.tensor,
+            tl.core.dtype,
+            tl.core.condition,
+            *libdevice,
         ]
         replaced = libdevice_numpy.originals()
         self._saved = [{**vars(owner), **replaced.get(owner.__name__, {})} for owner in self._owners]
 
     def _apply(self, states: list[dict[str, Any]]) -> None:
-        for owner, state in zip(self._owners, states):
+        for owner, state in zip(self._owners, states, strict=False):
             current = vars(owner)
             for name in [n for n in current if n not in state]:
                 delattr(owner, name)
@@ -70,7 +77,7 @@ class LanguageSnapshot:
         candidate that imported a swapped function by name holds the replacement."""
         return {
             id(current[name]): value
-            for owner, saved in zip(self._owners, self._saved)
+            for owner, saved in zip(self._owners, self._saved, strict=False)
             for name, value in saved.items()
             if (current := vars(owner)).get(name, value) is not value
         }
@@ -107,13 +114,15 @@ class _Twins:
         if fn in self._twins:
             return self._twins[fn]
         cells = tuple(types.CellType() for _ in fn.__closure__ or ())
-        twin = types.FunctionType(fn.__code__, self._shadow(fn.__globals__), fn.__name__, fn.__defaults__, cells or None)
+        twin = types.FunctionType(
+            fn.__code__, self._shadow(fn.__globals__), fn.__name__, fn.__defaults__, cells or None
+        )
         twin.__kwdefaults__ = fn.__kwdefaults__
         twin.__qualname__ = fn.__qualname__
         twin.__module__ = fn.__module__
         twin.__annotations__ = fn.__annotations__
         jit = self._twins[fn] = JITFunction(twin, **(options or {}))
-        for cell, original in zip(cells, fn.__closure__ or ()):
+        for cell, original in zip(cells, fn.__closure__ or (), strict=False):
             with contextlib.suppress(ValueError):  # a cell not yet filled stays empty
                 cell.cell_contents = self._value(original.cell_contents)
         return jit
@@ -146,6 +155,6 @@ def _compile(twins: _Twins, request: CompileRequest) -> KernelCompile:
     try:
         kernel = twins.kernel(request.fn)
         triton.compile(ASTSource(kernel, request.signature, request.constexprs), target=TARGET, options=request.options)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - every compiler failure is the candidate's
         return KernelCompile(name=request.name, ok=False, message=f"compiling {what}: {error}"[:8000])
     return KernelCompile(name=request.name, ok=True, message=f"compiled {what} for sm_90"[:8000])

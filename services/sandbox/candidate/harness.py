@@ -61,7 +61,8 @@ CANDIDATE_FILE = "candidate.py"
 
 def _same_layout(old: Any, new: Any) -> bool:
     return (
-        isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor)
+        isinstance(old, torch.Tensor)
+        and isinstance(new, torch.Tensor)
         and (old.shape, old.dtype, old.device, old.stride(), old.requires_grad)
         == (new.shape, new.dtype, new.device, new.stride(), new.requires_grad)
     )
@@ -111,10 +112,13 @@ class Harness:
         # functions; do it before the integrity baseline is taken.
         self._set_deterministic(True, warn_only=True)
         self._set_deterministic(False)
-        self.watch = IntegrityWatch(extra=lambda: {
-            **self.recorder.current_patches(), **self.interpreter.current_patches(),
-            **(self.streams.current_patches() if self.streams.patched else {}),
-        })
+        self.watch = IntegrityWatch(
+            extra=lambda: {
+                **self.recorder.current_patches(),
+                **self.interpreter.current_patches(),
+                **(self.streams.current_patches() if self.streams.patched else {}),
+            }
+        )
         self._share = device.type == "cuda" and cuda_share.available()
         self._shared: list[Any] = []  # outputs handed over by descriptor, freed at the next command
         self.module: Any = None
@@ -159,14 +163,14 @@ class Harness:
         try:
             spec.loader.exec_module(module)
         except BaseException as error:
-            raise CandidateFailed("compile", "importing the candidate failed: " + describe_exception(error, self.own_file)) from error
+            raise CandidateFailed(
+                "compile", "importing the candidate failed: " + describe_exception(error, self.own_file)
+            ) from error
         model_class = getattr(module, "ModelNew", None)
         if not isinstance(model_class, type):
             raise CandidateFailed("compile", "the candidate defines no class ModelNew")
         self.module = module
-        self.runner = ModelRunner(
-            command.inputs_source, lambda _constants: model_class, self.device, self.scratch
-        )
+        self.runner = ModelRunner(command.inputs_source, lambda _constants: model_class, self.device, self.scratch)
         model = self._model(command.spec)
         return Loaded(parameters=sum(p.numel() for p in model.parameters()), device_name=device_name), b"", []
 
@@ -174,9 +178,13 @@ class Harness:
         try:
             return self.runner.model(spec)
         except torch.OutOfMemoryError as error:
-            raise CandidateFailed("runtime", "out of memory building ModelNew: " + describe_exception(error, self.own_file)) from error
+            raise CandidateFailed(
+                "runtime", "out of memory building ModelNew: " + describe_exception(error, self.own_file)
+            ) from error
         except BaseException as error:
-            raise CandidateFailed("construct", "building ModelNew failed: " + describe_exception(error, self.own_file)) from error
+            raise CandidateFailed(
+                "construct", "building ModelNew failed: " + describe_exception(error, self.own_file)
+            ) from error
 
     def _build(self, spec: Any) -> tuple[Any, list[Any]]:
         return self._model(spec), self.runner.inputs(spec)
@@ -196,7 +204,8 @@ class Harness:
         previous = self._last_inputs.get(model)
         if previous is not None and len(previous) == len(inputs):
             inputs = [
-                _refilled(old, new) if _same_layout(old, new) else new for old, new in zip(previous, inputs)
+                _refilled(old, new) if _same_layout(old, new) else new
+                for old, new in zip(previous, inputs, strict=False)
             ]
         self._last_inputs[model] = inputs
         return inputs
@@ -222,14 +231,27 @@ class Harness:
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
         at_return = [Snapshot(o) for o in outputs]
         self._settle(command.late_write_wait_seconds)
-        if not all(snapshot.unchanged(o) for snapshot, o in zip(at_return, outputs)):
-            problems.append(Problem(severity="hack", message="an output changed after forward returned (work finished late, e.g. in a thread or on another stream)"))
+        if not all(snapshot.unchanged(o) for snapshot, o in zip(at_return, outputs, strict=False)):
+            problems.append(
+                Problem(
+                    severity="hack",
+                    message=(
+                        "an output changed after forward returned "
+                        "(work finished late, e.g. in a thread or on another stream)"
+                    ),
+                )
+            )
         mutated = [i for i, snapshot in pristine.items() if not snapshot.unchanged(inputs[i])]
         del pristine, at_return
         allowed = set(command.mutable_inputs)
         unexpected = [i for i in mutated if i not in allowed]
         if unexpected:
-            problems.append(Problem(severity="incorrect", message=f"forward modified its input(s) {unexpected}, which the reference leaves unchanged"))
+            problems.append(
+                Problem(
+                    severity="incorrect",
+                    message=f"forward modified its input(s) {unexpected}, which the reference leaves unchanged",
+                )
+            )
         modified = [i for i in mutated if i in allowed]
         handed = [o.detach() for o in outputs] + [inputs[i].detach() for i in modified]
         try:
@@ -237,10 +259,14 @@ class Harness:
         except (torch.OutOfMemoryError, RuntimeError) as error:
             raise CandidateFailed("resources", f"handing the outputs over ran out of device memory: {error}") from error
         result = RunResult(
-            outputs=metas, launches=self.recorder.take(), problems=problems,
-            tampered=self.watch.changed(), seconds=seconds,
+            outputs=metas,
+            launches=self.recorder.take(),
+            problems=problems,
+            tampered=self.watch.changed(),
+            seconds=seconds,
             overwritten=self.knock_out.overwritten if command.knock_out else 0,
-            output_strides=[list(o.stride()) for o in outputs], modified_inputs=modified,
+            output_strides=[list(o.stride()) for o in outputs],
+            modified_inputs=modified,
         )
         return result, payload, fds
 
@@ -253,12 +279,23 @@ class Harness:
 
     def _layout_problems(self, index: int, output: Any) -> list[Problem]:
         if type(output) is not torch.Tensor:
-            return [Problem(severity="hack", message=f"output {index} is a {type(output).__name__}, not a plain torch.Tensor")]
+            return [
+                Problem(
+                    severity="hack", message=f"output {index} is a {type(output).__name__}, not a plain torch.Tensor"
+                )
+            ]
         problems = []
         if output.device != self.device:
-            problems.append(Problem(severity="incorrect", message=f"output {index} is on {output.device}, expected {self.device}"))
+            problems.append(
+                Problem(severity="incorrect", message=f"output {index} is on {output.device}, expected {self.device}")
+            )
         if output.layout != torch.strided:
-            problems.append(Problem(severity="incorrect", message=f"output {index} has layout {output.layout}, expected a strided tensor"))
+            problems.append(
+                Problem(
+                    severity="incorrect",
+                    message=f"output {index} has layout {output.layout}, expected a strided tensor",
+                )
+            )
         return problems
 
     def _settle(self, wait_seconds: float) -> None:
@@ -281,16 +318,24 @@ class Harness:
             self._graph.refill(inputs)
             run = self._graph.replay
         else:
+
             def run() -> list[Any]:
                 return [self._forward(model, x, spec) for x in inputs]
+
         self.recorder.take()
         self.streams.take()
         trial = self.clock.time(run, command.calls, lambda: self.recorder.streams() | self.streams.take())
         self._timed_outputs = trial.outputs
-        return TrialResult(
-            stream_us=trial.stream_us, late_us=trial.late_us,
-            launches=self.recorder.take(), tampered=self.watch.changed(),
-        ), b"", []
+        return (
+            TrialResult(
+                stream_us=trial.stream_us,
+                late_us=trial.late_us,
+                launches=self.recorder.take(),
+                tampered=self.watch.changed(),
+            ),
+            b"",
+            [],
+        )
 
     def capture_graph(self, command: Any) -> Any:
         """Captures ``calls`` forward calls as one CUDA graph for the timed trials; a
@@ -303,7 +348,7 @@ class Harness:
         try:
             self._graph = GraphedCalls(lambda x: self._forward(model, x, spec), inputs, self.device)
             error = ""
-        except Exception as failure:
+        except Exception as failure:  # noqa: BLE001 - uncapturable code is timed eagerly
             error = describe_exception(failure, self.own_file).splitlines()[0][:1000]
         return GraphCaptured(error=error, launches=self.recorder.take()), b"", []
 
@@ -329,18 +374,26 @@ class Harness:
         model, inputs = self._build(spec)
         self.recorder.take()
         self.interpreter.take_traffic()
-        kernels = profile_calls(lambda: self._forward(model, inputs, spec), command.calls, self.device, self.interpreter.take_traffic)
+        kernels = profile_calls(
+            lambda: self._forward(model, inputs, spec), command.calls, self.device, self.interpreter.take_traffic
+        )
         own = {launch.name for launch in self.recorder.take() if launch.own and launch.programs > 0}
-        profiled = [ProfiledKernel(name=k.name, launches=k.launches, time_us=k.time_us, own=k.name in own) for k in kernels]
+        profiled = [
+            ProfiledKernel(name=k.name, launches=k.launches, time_us=k.time_us, own=k.name in own) for k in kernels
+        ]
         return ProfileResult(kernels=profiled), b"", []
 
     # Loop -------------------------------------------------------------------------------
 
     def serve(self) -> None:
         handlers = {
-            "load": self.load, "run": self.run, "compile_check": self.compile_check,
-            "time_trial": self.time_trial, "capture_graph": self.capture_graph,
-            "sample": self.sample, "profile": self.profile,
+            "load": self.load,
+            "run": self.run,
+            "compile_check": self.compile_check,
+            "time_trial": self.time_trial,
+            "capture_graph": self.capture_graph,
+            "sample": self.sample,
+            "profile": self.profile,
         }
         while True:
             command, _ = receive(self.sock, COMMAND, max_payload_bytes=0)
@@ -356,7 +409,7 @@ class Harness:
                 reply, payload, fds = handlers[command.kind](command)
             except CandidateFailed as error:
                 reply, payload = Failure(error=error.kind, message=str(error)), b""
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - report, then keep serving
                 message = describe_exception(error, self.own_file)
                 reply, payload = Failure(error="runtime", message=message), b""
             send(self.sock, reply, payload, fds)
@@ -389,7 +442,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seccomp", action="store_true")
     parser.add_argument("--l2-flush-bytes", type=int, default=0)
-    parser.add_argument("--warm-cuda", action="store_true", help="Create the CUDA context and start CUPTI while waiting.")
+    parser.add_argument(
+        "--warm-cuda", action="store_true", help="Create the CUDA context and start CUPTI while waiting."
+    )
     parser.add_argument("--run-cpus", default="", help="Cores to move to once warm (comma-separated).")
     args = parser.parse_args(argv)
     faulthandler.enable()
@@ -407,4 +462,3 @@ def main(argv: list[str] | None = None) -> None:
     harness.serve()
     sock.close()
     os._exit(0)
-

@@ -58,7 +58,7 @@ class KnockOut:
             tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
             before = [Snapshot(t) for t in tensors]
             result = original(kernel, *args, **kwargs)
-            for tensor, snapshot in zip(tensors, before):
+            for tensor, snapshot in zip(tensors, before, strict=False):
                 if not snapshot.unchanged(tensor):  # waits for the launch
                     with torch.no_grad():
                         _overwrite(tensor.detach())

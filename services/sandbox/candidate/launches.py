@@ -93,20 +93,25 @@ def _triton_type(value: Any) -> Any:
         return "constexpr"
 
 
-def compile_request(fn: Callable[..., Any], constexpr_names: Sequence[str], args: tuple, kwargs: dict) -> CompileRequest:
+def compile_request(
+    fn: Callable[..., Any], constexpr_names: Sequence[str], args: tuple, kwargs: dict
+) -> CompileRequest:
     """The signature Triton would compile this call with (without its specialisations)."""
     parameters = inspect.signature(fn).parameters
     bound = {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
-    bound.update(zip(parameters, args))
+    bound.update(zip(parameters, args, strict=False))
     bound.update({k: v for k, v in kwargs.items() if k in parameters})
     values = [bound.get(name) for name in parameters]
     kinds = [
-        "constexpr" if name in constexpr_names else _triton_type(value) for name, value in zip(parameters, values)
+        "constexpr" if name in constexpr_names else _triton_type(value)
+        for name, value in zip(parameters, values, strict=False)
     ]
     paths = find_paths_if(kinds, lambda _, kind: kind == "constexpr")
     constexprs = {path: get_iterable_path(values, path) for path in paths}
-    options = {k: int(kwargs[k]) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if kwargs.get(k) is not None}
-    return CompileRequest(_source_function(fn), dict(zip(parameters, kinds)), constexprs, options)
+    options = {
+        k: int(kwargs[k]) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if kwargs.get(k) is not None
+    }
+    return CompileRequest(_source_function(fn), dict(zip(parameters, kinds, strict=False)), constexprs, options)
 
 
 def _source_function(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -201,7 +206,9 @@ class LaunchRecorder:
                 recorder._current.executor = None
             # Recorded only once it ran to the end: a launch that raised did no work.
             fn = executor.fn
-            recorder._record(fn.__name__, fn.__code__.co_filename, recorder._current.grid or (), recorder._stored_bytes())
+            recorder._record(
+                fn.__name__, fn.__code__.co_filename, recorder._current.grid or (), recorder._stored_bytes()
+            )
             return result
 
         builder = interpreter.interpreter_builder

@@ -46,7 +46,9 @@ class LibdeviceUnavailable(NotImplementedError):
 
 def _exact(x: np.ndarray) -> np.ndarray:
     """Every element as an exact rational (object array)."""
-    return np.array([Fraction(v) if math.isfinite(v) else math.nan for v in x.astype(np.float64).ravel().tolist()], dtype=object).reshape(x.shape)
+    return np.array(
+        [Fraction(v) if math.isfinite(v) else math.nan for v in x.astype(np.float64).ravel().tolist()], dtype=object
+    ).reshape(x.shape)
 
 
 def _signs(values: np.ndarray) -> np.ndarray:
@@ -86,7 +88,7 @@ def _rational(op: Callable[..., Any]) -> Callable[..., np.ndarray]:
         exact = [(a if a.dtype == object else _exact(a)).ravel() for a in arrays]
         out = [
             op(*values) if all(isinstance(v, Fraction) for v in values) else math.nan
-            for values in zip(*exact)
+            for values in zip(*exact, strict=False)
         ]
         return np.array(out, dtype=object).reshape(arrays[0].shape)
 
@@ -104,15 +106,22 @@ def _nearest(op: str, args: list[np.ndarray], out: np.dtype) -> np.ndarray:
             fma = native.fma_fp32 if out == np.float32 else native.fma_fp64
             return fma(*[a.astype(out) for a in np.broadcast_arrays(*args)])
         result = {
-            "add": lambda: wide[0] + wide[1], "sub": lambda: wide[0] - wide[1], "mul": lambda: wide[0] * wide[1],
-            "div": lambda: wide[0] / wide[1], "sqrt": lambda: np.sqrt(wide[0]), "rcp": lambda: 1 / wide[0],
+            "add": lambda: wide[0] + wide[1],
+            "sub": lambda: wide[0] - wide[1],
+            "mul": lambda: wide[0] * wide[1],
+            "div": lambda: wide[0] / wide[1],
+            "sqrt": lambda: np.sqrt(wide[0]),
+            "rcp": lambda: 1 / wide[0],
         }[op]()
     return np.asarray(result).astype(out)
 
 
 _EXACT_OPS: dict[str, Callable[..., Any]] = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b if b != 0 else math.nan, "rcp": lambda a: 1 / a if a != 0 else math.nan,
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b if b != 0 else math.nan,
+    "rcp": lambda a: 1 / a if a != 0 else math.nan,
     "fma": lambda a, b, c: a * b + c,
 }
 
@@ -149,7 +158,10 @@ def _convert(kind: str, mode: str) -> _Impl:
         if mode == "rn":
             return rounded
         exact = np.array(
-            [Fraction(int(v)) if x.dtype.kind in "iu" else (Fraction(v) if math.isfinite(v) else math.nan) for v in x.ravel().tolist()],
+            [
+                Fraction(int(v)) if x.dtype.kind in "iu" else (Fraction(v) if math.isfinite(v) else math.nan)
+                for v in x.ravel().tolist()
+            ],
             dtype=object,
         ).reshape(x.shape)
         return _directed(rounded, _error_sign(exact, rounded), mode)
@@ -191,10 +203,34 @@ def _erfinv(y: np.ndarray) -> np.ndarray:
         w = -np.log((1.0 - y) * (1.0 + y))
         small = w < 5.0
         ws, wl = w - 2.5, np.sqrt(w) - 3.0
-        ps = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                         -0.00125372503, -0.00417768164, 0.246640727, 1.50140941], ws)
-        pl = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-                         -0.0076224613, 0.00943887047, 1.00167406, 2.83297682], wl)
+        ps = np.polyval(
+            [
+                2.81022636e-08,
+                3.43273939e-07,
+                -3.5233877e-06,
+                -4.39150654e-06,
+                0.00021858087,
+                -0.00125372503,
+                -0.00417768164,
+                0.246640727,
+                1.50140941,
+            ],
+            ws,
+        )
+        pl = np.polyval(
+            [
+                -0.000200214257,
+                0.000100950558,
+                0.00134934322,
+                -0.00367342844,
+                0.00573950773,
+                -0.0076224613,
+                0.00943887047,
+                1.00167406,
+                2.83297682,
+            ],
+            wl,
+        )
         x = np.where(small, ps, pl) * y
         erf = _scalar(math.erf)
         for _ in range(3):
@@ -240,7 +276,9 @@ def _ilogb(args: list[np.ndarray], out: np.dtype) -> np.ndarray:
     x = args[0]
     exponent = np.frexp(x)[1].astype(np.int64) - 1
     info = np.iinfo(np.int32)
-    return np.where(x == 0, info.min, np.where(np.isnan(x), info.min, np.where(np.isinf(x), info.max, exponent))).astype(out)
+    return np.where(
+        x == 0, info.min, np.where(np.isnan(x), info.min, np.where(np.isinf(x), info.max, exponent))
+    ).astype(out)
 
 
 def _predicate(fn: Callable[[np.ndarray], np.ndarray]) -> _Impl:
@@ -296,7 +334,7 @@ def _integer(fn: Callable[..., int]) -> _Impl:
         info = np.iinfo(out)
         values = [[int(v) for v in a.ravel().tolist()] for a in arrays]
         results = []
-        for row in zip(*values):
+        for row in zip(*values, strict=False):
             value = fn(*row, arrays[0].dtype) & ((1 << info.bits) - 1)
             results.append(value - (1 << info.bits) if info.min < 0 and value > info.max else value)
         return np.array(results, dtype=out).reshape(arrays[0].shape)
@@ -353,44 +391,96 @@ def _llround(args: list[np.ndarray], out: np.dtype) -> np.ndarray:
 def _table() -> dict[str, _Impl]:
     table: dict[str, _Impl] = {
         "abs": lambda args, out: np.abs(args[0]).astype(out),
-        "floor": _float(np.floor), "ceil": _float(np.ceil), "trunc": _float(np.trunc),
-        "rint": _float(np.rint), "nearbyint": _float(np.rint), "round": _float(_round_half_away),
-        "exp": _float(np.exp), "exp2": _float(np.exp2), "exp10": _float(lambda x: np.power(10.0, x)),
-        "expm1": _float(np.expm1), "log": _float(np.log), "log2": _float(np.log2), "log10": _float(np.log10),
-        "log1p": _float(np.log1p), "sqrt": _float(np.sqrt), "rsqrt": _float(lambda x: 1 / np.sqrt(x)),
-        "rsqrt_rn": _float(lambda x: 1 / np.sqrt(x)), "cbrt": _float(np.cbrt), "rcbrt": _float(lambda x: 1 / np.cbrt(x)),
-        "sin": _float(np.sin), "cos": _float(np.cos), "tan": _float(np.tan), "asin": _float(np.arcsin),
-        "acos": _float(np.arccos), "atan": _float(np.arctan), "sinh": _float(np.sinh), "cosh": _float(np.cosh),
-        "tanh": _float(np.tanh), "asinh": _float(np.arcsinh), "acosh": _float(np.arccosh), "atanh": _float(np.arctanh),
-        "sinpi": _float(lambda x: np.sin(np.pi * np.fmod(x, 2.0))), "cospi": _float(lambda x: np.cos(np.pi * np.fmod(x, 2.0))),
-        "erf": _float(_scalar(math.erf)), "erfc": _float(_scalar(math.erfc)), "erfcx": _float(_erfcx),
-        "erfinv": _float(_erfinv), "erfcinv": _float(_erfcinv),
+        "floor": _float(np.floor),
+        "ceil": _float(np.ceil),
+        "trunc": _float(np.trunc),
+        "rint": _float(np.rint),
+        "nearbyint": _float(np.rint),
+        "round": _float(_round_half_away),
+        "exp": _float(np.exp),
+        "exp2": _float(np.exp2),
+        "exp10": _float(lambda x: np.power(10.0, x)),
+        "expm1": _float(np.expm1),
+        "log": _float(np.log),
+        "log2": _float(np.log2),
+        "log10": _float(np.log10),
+        "log1p": _float(np.log1p),
+        "sqrt": _float(np.sqrt),
+        "rsqrt": _float(lambda x: 1 / np.sqrt(x)),
+        "rsqrt_rn": _float(lambda x: 1 / np.sqrt(x)),
+        "cbrt": _float(np.cbrt),
+        "rcbrt": _float(lambda x: 1 / np.cbrt(x)),
+        "sin": _float(np.sin),
+        "cos": _float(np.cos),
+        "tan": _float(np.tan),
+        "asin": _float(np.arcsin),
+        "acos": _float(np.arccos),
+        "atan": _float(np.arctan),
+        "sinh": _float(np.sinh),
+        "cosh": _float(np.cosh),
+        "tanh": _float(np.tanh),
+        "asinh": _float(np.arcsinh),
+        "acosh": _float(np.arccosh),
+        "atanh": _float(np.arctanh),
+        "sinpi": _float(lambda x: np.sin(np.pi * np.fmod(x, 2.0))),
+        "cospi": _float(lambda x: np.cos(np.pi * np.fmod(x, 2.0))),
+        "erf": _float(_scalar(math.erf)),
+        "erfc": _float(_scalar(math.erfc)),
+        "erfcx": _float(_erfcx),
+        "erfinv": _float(_erfinv),
+        "erfcinv": _float(_erfcinv),
         "normcdf": _float(lambda x: 0.5 * _scalar(math.erfc)(-x / _SQRT2)),
         "normcdfinv": _float(lambda p: -_SQRT2 * _erfcinv(2 * p)),
-        "lgamma": _float(_scalar(math.lgamma)), "tgamma": _float(_scalar(math.gamma)),
-        "cyl_bessel_i0": _float(np.i0), "logb": _float(_logb), "ilogb": _ilogb,
-        "atan2": _float(np.arctan2), "pow": _float(np.power), "hypot": _float(np.hypot),
-        "rhypot": _float(lambda x, y: 1 / np.hypot(x, y)), "fmod": _float(np.fmod), "remainder": _remainder,
-        "copysign": _float(np.copysign), "fdim": _float(lambda x, y: np.maximum(x - y, 0.0)),
-        "nextafter": _nextafter, "ldexp": _ldexp, "scalbn": _ldexp,
+        "lgamma": _float(_scalar(math.lgamma)),
+        "tgamma": _float(_scalar(math.gamma)),
+        "cyl_bessel_i0": _float(np.i0),
+        "logb": _float(_logb),
+        "ilogb": _ilogb,
+        "atan2": _float(np.arctan2),
+        "pow": _float(np.power),
+        "hypot": _float(np.hypot),
+        "rhypot": _float(lambda x, y: 1 / np.hypot(x, y)),
+        "fmod": _float(np.fmod),
+        "remainder": _remainder,
+        "copysign": _float(np.copysign),
+        "fdim": _float(lambda x, y: np.maximum(x - y, 0.0)),
+        "nextafter": _nextafter,
+        "ldexp": _ldexp,
+        "scalbn": _ldexp,
         "norm3d": _float(lambda a, b, c: np.sqrt(a * a + b * b + c * c)),
         "rnorm3d": _float(lambda a, b, c: 1 / np.sqrt(a * a + b * b + c * c)),
         "norm4d": _float(lambda a, b, c, d: np.sqrt(a * a + b * b + c * c + d * d)),
         "rnorm4d": _float(lambda a, b, c, d: 1 / np.sqrt(a * a + b * b + c * c + d * d)),
         "saturatef": _float(lambda x: np.where(np.isnan(x), 0.0, np.clip(x, 0.0, 1.0))),
         "fast_dividef": _float(lambda a, b: a / b),
-        "isnan": _predicate(np.isnan), "isinf": _predicate(np.isinf), "signbit": _predicate(np.signbit),
-        "finitef": _predicate(np.isfinite), "isfinited": _predicate(np.isfinite),
-        "llrint": _convert("to_int", "rn"), "llround": _llround,
-        "clz": _integer(_clz), "popc": _integer(lambda x, dtype: bin(_unsigned(x, dtype)).count("1")),
-        "brev": _integer(_brev), "ffs": _integer(_ffs),
-        "mulhi": _integer(lambda a, b, dtype: (a * b) >> (dtype.itemsize * 8)), "mul24": _integer(_mul24),
-        "sad": _integer(lambda a, b, c, *_: abs(a - b) + c), "byte_perm": _integer(_byte_perm),
-        "hadd": _integer(lambda a, b, *_: (a + b) >> 1), "rhadd": _integer(lambda a, b, *_: (a + b + 1) >> 1),
-        "int_as_float": _bits("same"), "float_as_int": _bits("same"), "uint_as_float": _bits("same"),
-        "float_as_uint": _bits("same"), "longlong_as_double": _bits("same"), "double_as_longlong": _bits("same"),
-        "hiloint2double": _bits("hilo"), "double2hiint": _bits("hi"), "double2loint": _bits("lo"),
-        "fma": _arithmetic("fma", "rn"), "rcp64h": _rcp64h,
+        "isnan": _predicate(np.isnan),
+        "isinf": _predicate(np.isinf),
+        "signbit": _predicate(np.signbit),
+        "finitef": _predicate(np.isfinite),
+        "isfinited": _predicate(np.isfinite),
+        "llrint": _convert("to_int", "rn"),
+        "llround": _llround,
+        "clz": _integer(_clz),
+        "popc": _integer(lambda x, dtype: bin(_unsigned(x, dtype)).count("1")),
+        "brev": _integer(_brev),
+        "ffs": _integer(_ffs),
+        "mulhi": _integer(lambda a, b, dtype: (a * b) >> (dtype.itemsize * 8)),
+        "mul24": _integer(_mul24),
+        "sad": _integer(lambda a, b, c, *_: abs(a - b) + c),
+        "byte_perm": _integer(_byte_perm),
+        "hadd": _integer(lambda a, b, *_: (a + b) >> 1),
+        "rhadd": _integer(lambda a, b, *_: (a + b + 1) >> 1),
+        "int_as_float": _bits("same"),
+        "float_as_int": _bits("same"),
+        "uint_as_float": _bits("same"),
+        "float_as_uint": _bits("same"),
+        "longlong_as_double": _bits("same"),
+        "double_as_longlong": _bits("same"),
+        "hiloint2double": _bits("hilo"),
+        "double2hiint": _bits("hi"),
+        "double2loint": _bits("lo"),
+        "fma": _arithmetic("fma", "rn"),
+        "rcp64h": _rcp64h,
     }
     for name in ("sinf", "cosf", "log2f", "logf", "expf", "tanf", "exp10f", "log10f", "powf"):
         table["fast_" + name] = table[name[:-1]]
@@ -428,7 +518,9 @@ def evaluate(name: str, args: list[np.ndarray], out: np.dtype) -> np.ndarray:
         raise LibdeviceUnavailable(
             f"libdevice.{name} has no CPU equivalent in the sandbox; this kernel can only be judged on a GPU"
         )
-    return np.asarray(IMPLEMENTATIONS[name]([np.asarray(a) for a in args], np.dtype(out))).reshape(np.broadcast_shapes(*[np.shape(a) for a in args]))
+    return np.asarray(IMPLEMENTATIONS[name]([np.asarray(a) for a in args], np.dtype(out))).reshape(
+        np.broadcast_shapes(*[np.shape(a) for a in args])
+    )
 
 
 _ORIGINALS: dict[str, dict[str, Any]] = {}
@@ -449,9 +541,13 @@ def install() -> None:
     cuda, stub = importlib.import_module(CUDA_MODULE), importlib.import_module(STUB_MODULE)
     symbols = _symbols(cuda)
 
-    def create_extern_elementwise(lib_name: str, lib_path: str, symbol: str, args: list[Any], ret_type: Any, is_pure: bool) -> Any:
+    def create_extern_elementwise(
+        lib_name: str, lib_path: str, symbol: str, args: list[Any], ret_type: Any, is_pure: bool
+    ) -> Any:
         scalar = ret_type.scalar
-        return TensorHandle(evaluate(symbols.get(symbol, symbol), [a.data for a in args], _get_np_dtype(scalar)), scalar)
+        return TensorHandle(
+            evaluate(symbols.get(symbol, symbol), [a.data for a in args], _get_np_dtype(scalar)), scalar
+        )
 
     def interpreted(fn: Callable[..., Any]) -> Callable[..., Any]:
         @wraps(fn)

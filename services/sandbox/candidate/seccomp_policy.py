@@ -4,8 +4,8 @@ Namespaces already give the candidate an empty network, its own PID space and a 
 filesystem view; this filter removes the system calls that reach past them. Internet and
 netlink sockets fail (so not even the sandbox's own loopback is usable), as do tracing other
 processes, reading or writing their memory, new namespaces (unshare, setns, clone with
-namespace flags), mounts, kernel keyrings, BPF, io_uring and module loading. Everything else stays allowed: Triton needs to fork ptxas and a C
-compiler, and PyTorch needs threads.
+namespace flags), mounts, kernel keyrings, BPF, io_uring and module loading. Everything else
+stays allowed: Triton needs to fork ptxas and a C compiler, and PyTorch needs threads.
 """
 
 from __future__ import annotations

@@ -103,8 +103,12 @@ class CandidateClient:
             raise CandidateLost(str(error)) from error
 
     def _tensors(
-        self, metas: Sequence[TensorMeta], size: int, fds: list[int],
-        expected: Sequence[torch.Tensor] | None, expected_dtypes: Sequence[torch.dtype],
+        self,
+        metas: Sequence[TensorMeta],
+        size: int,
+        fds: list[int],
+        expected: Sequence[torch.Tensor] | None,
+        expected_dtypes: Sequence[torch.dtype],
     ) -> list[torch.Tensor]:
         """The tensors a reply announces, read only when they can match ``expected`` (if given,
         in ``expected_dtypes``), so that the judge never holds a payload larger than what it
@@ -159,7 +163,7 @@ class CandidateClient:
         failure: BaseException | None = None
         try:
             meanwhile()
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001 - raised after the reply, keeping the socket in step
             failure = error
         reply, size, _ = self._call(None, Loaded)
         self._discard(size)
@@ -169,8 +173,13 @@ class CandidateClient:
         return reply
 
     def run(
-        self, spec: RunSpec, late_write_wait_seconds: float, *, knock_out: bool = False,
-        expected: Sequence[torch.Tensor] | None = None, expected_dtypes: Sequence[torch.dtype] | None = None,
+        self,
+        spec: RunSpec,
+        late_write_wait_seconds: float,
+        *,
+        knock_out: bool = False,
+        expected: Sequence[torch.Tensor] | None = None,
+        expected_dtypes: Sequence[torch.dtype] | None = None,
         mutable_inputs: Mapping[int, torch.Tensor] | None = None,
     ) -> CandidateRun:
         """One checked forward call (with ``knock_out``, what its own kernels write is destroyed).
@@ -183,11 +192,16 @@ class CandidateClient:
         cannot match comes back as meta tensors (for compare_outputs to reject), never read."""
         mutable = mutable_inputs or {}
         command = Run(
-            spec=spec, late_write_wait_seconds=late_write_wait_seconds, knock_out=knock_out, mutable_inputs=sorted(mutable)
+            spec=spec,
+            late_write_wait_seconds=late_write_wait_seconds,
+            knock_out=knock_out,
+            mutable_inputs=sorted(mutable),
         )
         reply, size, fds = self._call(command, RunResult)
         assert isinstance(reply, RunResult)
-        if not set(reply.modified_inputs) <= set(mutable) or len(set(reply.modified_inputs)) < len(reply.modified_inputs):
+        if not set(reply.modified_inputs) <= set(mutable) or len(set(reply.modified_inputs)) < len(
+            reply.modified_inputs
+        ):
             close_fds(fds)
             raise CandidateLost(f"it reports modifying inputs {reply.modified_inputs}, not among those allowed")
         wanted = dtypes = None
@@ -269,7 +283,10 @@ def _announced(metas: Sequence[TensorMeta]) -> list[torch.Tensor]:
     return tensors
 
 
-def _can_match(announced: Sequence[torch.Tensor], expected: Sequence[torch.Tensor], dtypes: Sequence[torch.dtype]) -> bool:
+def _can_match(
+    announced: Sequence[torch.Tensor], expected: Sequence[torch.Tensor], dtypes: Sequence[torch.dtype]
+) -> bool:
     return len(announced) == len(expected) and all(
-        got.shape == want.shape and got.dtype == dtype for got, want, dtype in zip(announced, expected, dtypes)
+        got.shape == want.shape and got.dtype == dtype
+        for got, want, dtype in zip(announced, expected, dtypes, strict=False)
     )

@@ -46,7 +46,9 @@ class _Errors:
     first_bad: int = -1
 
 
-def _blocks(shape: Sequence[int], limit: int, prefix: tuple[int | slice, ...] = ()) -> Iterator[tuple[int | slice, ...]]:
+def _blocks(
+    shape: Sequence[int], limit: int, prefix: tuple[int | slice, ...] = ()
+) -> Iterator[tuple[int | slice, ...]]:
     """Indices cutting a tensor of ``shape`` into consecutive row-major blocks of at most
     ``limit`` elements (flattening a block copies at most that much, even when the whole
     tensor is not contiguous)."""
@@ -95,12 +97,16 @@ def _accumulate(candidate: torch.Tensor, reference: torch.Tensor, atol: float, r
     for _, c, r in _chunks(candidate, reference):
         outside, bad_values, diff, magnitude = _outside(c, r, atol, rtol)
         rel = torch.where(magnitude > 0, diff / torch.where(magnitude > 0, magnitude, 1.0), torch.zeros_like(diff))
-        chunk_stats = torch.stack([
-            diff.max() if diff.numel() else diff.new_zeros(()),
-            rel.max() if rel.numel() else rel.new_zeros(()),
-            (diff * diff).sum(), (magnitude * magnitude).sum(),
-            outside.sum(dtype=torch.float64), bad_values.sum(dtype=torch.float64),
-        ])
+        chunk_stats = torch.stack(
+            [
+                diff.max() if diff.numel() else diff.new_zeros(()),
+                rel.max() if rel.numel() else rel.new_zeros(()),
+                (diff * diff).sum(),
+                (magnitude * magnitude).sum(),
+                outside.sum(dtype=torch.float64),
+                bad_values.sum(dtype=torch.float64),
+            ]
+        )
         stats = torch.cat([torch.maximum(stats[:2], chunk_stats[:2]), stats[2:] + chunk_stats[2:]])
     max_abs, max_rel, diff_sq, ref_sq, outside_count, nonfinite = stats.tolist()
     errors = _Errors(max_abs, max_rel, diff_sq, ref_sq, int(outside_count), int(nonfinite))
@@ -131,7 +137,7 @@ def compare_outputs(
     if len(candidate) != len(reference):
         return Comparison(False, message=f"forward returned {len(candidate)} output(s), expected {len(reference)}")
     worst = Comparison(True)
-    for index, (got, want, dtype) in enumerate(zip(candidate, reference, expected_dtypes)):
+    for index, (got, want, dtype) in enumerate(zip(candidate, reference, expected_dtypes, strict=False)):
         label = f"output {index}" if len(reference) > 1 else "the output"
         if tuple(got.shape) != tuple(want.shape):
             return Comparison(False, message=f"{label} has shape {tuple(got.shape)}, expected {tuple(want.shape)}")
@@ -144,7 +150,9 @@ def compare_outputs(
         if not (want.is_floating_point() or want.is_complex()):
             mismatches = sum(int((c != r).sum()) for _, c, r in _chunks(got, want, None))
             if mismatches:
-                return Comparison(False, message=f"{label}: {mismatches} of {want.numel()} elements differ (exact match required)")
+                return Comparison(
+                    False, message=f"{label}: {mismatches} of {want.numel()} elements differ (exact match required)"
+                )
             continue
         errors = _accumulate(got, want, tolerance.atol, tolerance.rtol)
         rel_l2 = math.sqrt(errors.diff_sq / errors.ref_sq) if errors.ref_sq > 0 else math.sqrt(errors.diff_sq)

@@ -44,7 +44,9 @@ class CorrectnessPlan:
 def _uniform(atol: float, by_dtype: dict[str, float] | None = None) -> dict[str, Tolerance]:
     names = ("float32", "float64", "float16", "bfloat16")
     return {
-        name: Tolerance(atol=(by_dtype or {}).get(name, atol), rtol=(by_dtype or {}).get(name, atol), max_rel_l2=math.inf)
+        name: Tolerance(
+            atol=(by_dtype or {}).get(name, atol), rtol=(by_dtype or {}).get(name, atol), max_rel_l2=math.inf
+        )
         for name in names
     }
 

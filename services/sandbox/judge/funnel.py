@@ -51,6 +51,8 @@ from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord,
 # Modes of the tiny run; the first is KernelBench's (a freshly built module is in training
 # mode; the harness evaluates without autograd) and is the one compared with the reference.
 _MODES = ((True, False), (False, False), (True, True), (False, True))
+
+
 def _mode_name(train: bool, grad: bool) -> str:
     return f"{'train' if train else 'eval'} mode {'with' if grad else 'without'} autograd"
 
@@ -58,7 +60,7 @@ def _mode_name(train: bool, grad: bool) -> str:
 def _is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """No gaps and no overlap: the strides, sorted, are the running products of the sizes."""
     expected = 1
-    for size, stride in sorted(zip(shape, strides), key=lambda p: p[1]):
+    for size, stride in sorted(zip(shape, strides, strict=False), key=lambda p: p[1]):
         if size == 1:
             continue
         if stride != expected:
@@ -70,11 +72,14 @@ def _is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
 def _layout_message(strides: Sequence[Sequence[int]], expected: Sequence[torch.Tensor]) -> str | None:
     """An output must be dense, unless the reference returns the very same layout (an
     expand() view, say): the candidate may mirror the reference, nothing else."""
-    for index, (got, want) in enumerate(zip(strides, expected)):
+    for index, (got, want) in enumerate(zip(strides, expected, strict=False)):
         if _is_dense(want.shape, got) or tuple(got) == tuple(want.stride()):
             continue
         label = f"output {index}" if len(expected) > 1 else "the output"
-        return f"{label} is not a dense tensor (strides {tuple(got)}) and the reference's is not laid out that way (strides {tuple(want.stride())})"
+        return (
+            f"{label} is not a dense tensor (strides {tuple(got)}) and the reference's is not laid out "
+            f"that way (strides {tuple(want.stride())})"
+        )
     return None
 
 
@@ -111,12 +116,23 @@ class Evaluation:
 
     # Specs ----------------------------------------------------------------------------------
 
-    def spec(self, constants: dict[str, int] | None = None, *, weight: int = 0, inputs: int = 1,
-              train: bool = True, grad: bool = False, **kwargs: object) -> RunSpec:
+    def spec(
+        self,
+        constants: dict[str, int] | None = None,
+        *,
+        weight: int = 0,
+        inputs: int = 1,
+        train: bool = True,
+        grad: bool = False,
+        **kwargs: object,
+    ) -> RunSpec:
         return RunSpec(
             constants=tuple(sorted((constants or {}).items())),
-            weight_seed=self.base_seed + weight, input_seed=self.base_seed + inputs,
-            train=train, grad=grad, **kwargs,  # type: ignore[arg-type]
+            weight_seed=self.base_seed + weight,
+            input_seed=self.base_seed + inputs,
+            train=train,
+            grad=grad,
+            **kwargs,  # type: ignore[arg-type]
         )
 
     def tolerance(self, dtype: torch.dtype) -> Tolerance:
@@ -124,10 +140,12 @@ class Evaluation:
         tolerances = self.plan.tolerances
         tolerance = tolerances.get(name, tolerances["float32"])
         options = self.request.options
-        return tolerance.model_copy(update={
-            **({"atol": options.atol} if options.atol > 0 else {}),
-            **({"rtol": options.rtol} if options.rtol > 0 else {}),
-        })
+        return tolerance.model_copy(
+            update={
+                **({"atol": options.atol} if options.atol > 0 else {}),
+                **({"rtol": options.rtol} if options.rtol > 0 else {}),
+            }
+        )
 
     # The funnel -----------------------------------------------------------------------------
 
@@ -157,7 +175,9 @@ class Evaluation:
                         raise BadTask(f"the reference fails: {failure}") from failure
                     self.reference.release_graph()
                     self.reference.drop_cache()
-                    raise NotJudged(f"the judge ran out of device memory in stage STAGE_{stage.name}: {failure}") from failure
+                    raise NotJudged(
+                        f"the judge ran out of device memory in stage STAGE_{stage.name}: {failure}"
+                    ) from failure
             except Stop as stop:
                 detail = stop.error.splitlines()[0][:300] if stop.error else ""
                 stages.append(StageResult(stage, StageStatus.FAILED, time.perf_counter() - started, detail))
@@ -171,13 +191,23 @@ class Evaluation:
             self.timing.retime_alone()
         self.reference.release_graph()
         return Judgement(
-            request_id=self.request.request_id, verdict=verdict, error=error, hack_evidence=self.evidence.reasons,
-            stages=tuple(stages), furthest_stage=furthest, checks=tuple(self.checks), timing=self.timing.report,
-            speedup=self.timing.speedup, profile=self.profile, coverage=self.profile.coverage if self.profile else 0.0,
+            request_id=self.request.request_id,
+            verdict=verdict,
+            error=error,
+            hack_evidence=self.evidence.reasons,
+            stages=tuple(stages),
+            furthest_stage=furthest,
+            checks=tuple(self.checks),
+            timing=self.timing.report,
+            speedup=self.timing.speedup,
+            profile=self.profile,
+            coverage=self.profile.coverage if self.profile else 0.0,
             triton_kernels=tuple(
                 TritonKernel(name, launches, self.programs[name]) for name, launches in sorted(self.kernels.items())
             ),
-            device_name=self.device_name, correctness_profile=self.plan.profile, candidate_lost=self.candidate_lost,
+            device_name=self.device_name,
+            correctness_profile=self.plan.profile,
+            candidate_lost=self.candidate_lost,
         )
 
     # Stages ---------------------------------------------------------------------------------
@@ -192,7 +222,9 @@ class Evaluation:
         try:
             self.candidate.ready()
         except CandidateLost as lost:  # no candidate code ran yet: the sandbox failed, not the candidate
-            raise NotJudged(f"the candidate's process failed while starting, before its code was loaded ({lost})") from lost
+            raise NotJudged(
+                f"the candidate's process failed while starting, before its code was loaded ({lost})"
+            ) from lost
         task_failure: list[TaskFailed] = []
 
         def reference_meanwhile() -> None:
@@ -271,11 +303,15 @@ class Evaluation:
             try:
                 run = self._retried_run(spec, spec)
             except JudgeOutOfMemory as error:
-                raise NotJudged(f"the judge's copies for {_mode_name(train, grad)} did not fit in device memory: {error}") from error
+                raise NotJudged(
+                    f"the judge's copies for {_mode_name(train, grad)} did not fit in device memory: {error}"
+                ) from error
             except CandidateFailed as failure:
                 raise Stop(Verdict.RUNTIME_ERROR, f"in {_mode_name(train, grad)}: {failure}") from failure
             self._check_run(run, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
-            self.check_launches(run.result.launches, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
+            self.check_launches(
+                run.result.launches, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}"
+            )
             del run  # before the next mode's copies
         self.evidence.stop_if_any()
         knocked_out = self._check_kernels_matter()
@@ -313,7 +349,9 @@ class Evaluation:
                 self._fail_variant(variant, error, passed)
             except JudgeOutOfMemory as error:
                 if variant.kind == InputVariant.ORIGINAL:
-                    raise NotJudged(f"the judge's copies for the task's inputs did not fit in device memory: {error}") from error
+                    raise NotJudged(
+                        f"the judge's copies for the task's inputs did not fit in device memory: {error}"
+                    ) from error
                 self._skip(variant, f"skipped: the judge's own copies did not fit in device memory ({error})")
                 skipped += 1
                 continue
@@ -331,7 +369,11 @@ class Evaluation:
                     break
         if failure:
             raise Stop(Verdict.INCORRECT, failure)
-        return Ended.passed(f"{passed} variant(s) passed" + (f", {skipped} not applicable" if skipped else "") + f" (profile {self.plan.name})")
+        return Ended.passed(
+            f"{passed} variant(s) passed"
+            + (f", {skipped} not applicable" if skipped else "")
+            + f" (profile {self.plan.name})"
+        )
 
     def _profile(self) -> Ended:
         if self.request.options.skip_profile:
@@ -347,7 +389,9 @@ class Evaluation:
         candidate_kernels = kernel_profiles([KernelTime(k.name, k.launches, k.time_us) for k in profiled], own, calls)
         summary = profile_summary(candidate_kernels, kernel_profiles(reference, (), calls), method(self.device))
         self.profile = summary
-        return Ended.passed(f"coverage {summary.coverage:.1%} of {summary.total_device_time_us:.3g} us per forward call")
+        return Ended.passed(
+            f"coverage {summary.coverage:.1%} of {summary.total_device_time_us:.3g} us per forward call"
+        )
 
     # Judged calls ---------------------------------------------------------------------------
 
@@ -363,7 +407,11 @@ class Evaluation:
         return self.reference.run(spec)
 
     def _candidate_run(
-        self, spec: RunSpec, expected: ReferenceRun, *, knock_out: bool = False,
+        self,
+        spec: RunSpec,
+        expected: ReferenceRun,
+        *,
+        knock_out: bool = False,
         expected_dtypes: Sequence[torch.dtype] | None = None,
     ) -> CandidateRun:
         """One checked call of the candidate; the inputs the reference modifies may be
@@ -373,12 +421,19 @@ class Evaluation:
         if spec.dtype is not None:  # the candidate's float inputs are in the variant's dtype
             mutable = {i: t.to(DTYPES[spec.dtype]) if t.is_floating_point() else t for i, t in mutable.items()}
         return self.candidate.run(
-            spec, wait, knock_out=knock_out, expected=expected.outputs, expected_dtypes=expected_dtypes,
+            spec,
+            wait,
+            knock_out=knock_out,
+            expected=expected.outputs,
+            expected_dtypes=expected_dtypes,
             mutable_inputs=mutable,
         )
 
     def _retried_run(
-        self, candidate: RunSpec, reference: RunSpec, expected_dtypes: Sequence[torch.dtype] | None = None,
+        self,
+        candidate: RunSpec,
+        reference: RunSpec,
+        expected_dtypes: Sequence[torch.dtype] | None = None,
     ) -> CandidateRun:
         """The candidate's checked call on ``candidate``, against the reference's on
         ``reference``. Memory the judge's bookkeeping could not get (the harness's snapshots
@@ -416,18 +471,31 @@ class Evaluation:
             failed_text = "\n".join(f"{k.name}: {k.message}" for k in failed)
         if failed_text:
             first = failed_text.strip().splitlines()[0][:300]
-            self.checks.append(CorrectnessCheck(variant.kind, variant.description, passed=False, message=f"does not compile: {first}"))
-            raise Stop(Verdict.INCORRECT, self._failure_text(variant, f"its kernels do not compile for sm_90 in {variant.description}:\n{failed_text}"))
+            self.checks.append(
+                CorrectnessCheck(variant.kind, variant.description, passed=False, message=f"does not compile: {first}")
+            )
+            raise Stop(
+                Verdict.INCORRECT,
+                self._failure_text(
+                    variant, f"its kernels do not compile for sm_90 in {variant.description}:\n{failed_text}"
+                ),
+            )
 
     def _fail_variant(self, variant: Variant, error: CandidateFailed, passed: int) -> None:
         """A candidate that raises on a variant after passing others is INCORRECT for it
         (resized shapes, another precision), else a RUNTIME_ERROR; the check is recorded."""
         first_line = str(error).strip().splitlines()[0][:300] if str(error).strip() else error.kind
-        self.checks.append(CorrectnessCheck(variant.kind, variant.description, passed=False, message=f"raised: {first_line}"))
+        self.checks.append(
+            CorrectnessCheck(variant.kind, variant.description, passed=False, message=f"raised: {first_line}")
+        )
         if variant.kind == InputVariant.DTYPE and passed:
-            raise Stop(Verdict.INCORRECT, self._failure_text(variant, f"forward failed in {variant.description}: {error}")) from error
+            raise Stop(
+                Verdict.INCORRECT, self._failure_text(variant, f"forward failed in {variant.description}: {error}")
+            ) from error
         if variant.kind == InputVariant.RESIZED and passed:
-            raise Stop(Verdict.INCORRECT, f"correct at the task's own sizes but fails at {variant.description}: {error}") from error
+            raise Stop(
+                Verdict.INCORRECT, f"correct at the task's own sizes but fails at {variant.description}: {error}"
+            ) from error
         raise Stop(Verdict.RUNTIME_ERROR, f"on inputs '{variant.description}': {error}") from error
 
     def _failure_text(self, variant: Variant, message: str) -> str:
@@ -450,11 +518,16 @@ class Evaluation:
         except CandidateFailed:
             raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
         if self._judge(run, expected, None)[0] is None:
-            raise Stop(Verdict.INCORRECT, f"correct at the task's own sizes but fails on {where}: {failure}") from failure
+            raise Stop(
+                Verdict.INCORRECT, f"correct at the task's own sizes but fails on {where}: {failure}"
+            ) from failure
         raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
 
     def _judge(
-        self, run: CandidateRun, expected: ReferenceRun, expected_dtypes: Sequence[torch.dtype] | None,
+        self,
+        run: CandidateRun,
+        expected: ReferenceRun,
+        expected_dtypes: Sequence[torch.dtype] | None,
     ) -> tuple[str | None, Comparison, Tolerance]:
         """The failure message of a judged call (None when right), its comparison and the
         tolerance: layout, outputs, and the inputs it modified as the reference does."""
@@ -467,11 +540,15 @@ class Evaluation:
         if not result.passed:
             return result.message, result, tolerance
         if any(t.is_meta for t in run.outputs):
-            return "the inputs it handed back as modified do not match the reference's (shapes or dtypes)", result, tolerance
+            return (
+                "the inputs it handed back as modified do not match the reference's (shapes or dtypes)",
+                result,
+                tolerance,
+            )
         wanted = [expected.modified_inputs[i] for i in run.result.modified_inputs]
         if len(handed_inputs) != len(wanted):
             return "the modified inputs it handed back do not match what it reported", result, tolerance
-        for position, got, want in zip(run.result.modified_inputs, handed_inputs, wanted):
+        for position, got, want in zip(run.result.modified_inputs, handed_inputs, wanted, strict=False):
             if got.is_floating_point() and want.is_floating_point():
                 want = want.to(got.dtype)  # the precision variant's inputs are in another dtype
             if not self._compare([got], [want])[0].passed:
@@ -479,20 +556,35 @@ class Evaluation:
         return None, result, tolerance
 
     def _record_check(
-        self, kind: InputVariant, description: str, run: CandidateRun, expected: ReferenceRun,
+        self,
+        kind: InputVariant,
+        description: str,
+        run: CandidateRun,
+        expected: ReferenceRun,
         expected_dtypes: Sequence[torch.dtype] | None,
     ) -> str | None:
         """Judges a call, records a CorrectnessCheck, returns the failure message or None."""
         message, result, tolerance = self._judge(run, expected, expected_dtypes)
-        self.checks.append(CorrectnessCheck(
-            variant=kind, description=description, passed=message is None,
-            max_abs_error=result.max_abs_error, max_rel_error=result.max_rel_error,
-            rel_l2_error=result.rel_l2_error, atol=tolerance.atol, rtol=tolerance.rtol, message=message or "",
-        ))
+        self.checks.append(
+            CorrectnessCheck(
+                variant=kind,
+                description=description,
+                passed=message is None,
+                max_abs_error=result.max_abs_error,
+                max_rel_error=result.max_rel_error,
+                rel_l2_error=result.rel_l2_error,
+                atol=tolerance.atol,
+                rtol=tolerance.rtol,
+                message=message or "",
+            )
+        )
         return message
 
     def _compare(
-        self, outputs: list[torch.Tensor], expected: list[torch.Tensor], expected_dtypes: Sequence[torch.dtype] | None = None,
+        self,
+        outputs: list[torch.Tensor],
+        expected: list[torch.Tensor],
+        expected_dtypes: Sequence[torch.dtype] | None = None,
     ) -> tuple[Comparison, Tolerance]:
         dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in expected]
         floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
@@ -513,7 +605,7 @@ class Evaluation:
     def _skip(self, variant: Variant, reason: str) -> None:
         self.checks.append(CorrectnessCheck(variant.kind, variant.description, skipped=True, message=reason))
 
-    # Hack evidence (collected in self.evidence) --------------------------------------------------------------------------
+    # Hack evidence (collected in self.evidence) ---------------------------------------------------------
 
     def _check_kernels_matter(self) -> str:
         """One more call with every result of the candidate's own kernels destroyed
@@ -534,7 +626,8 @@ class Evaluation:
             return "outputs depend on its kernels"
         reason = (
             f"{'tiny inputs' if self.tiny_spec.constants else 'task inputs'}: its outputs stay correct with all "
-            f"{run.result.overwritten} tensor(s) written by its Triton kernels overwritten (NaN), so those kernels do not "
+            f"{run.result.overwritten} tensor(s) written by its Triton kernels overwritten (NaN), "
+            "so those kernels do not "
             "compute the output"
         )
         self.evidence.add(reason)

@@ -83,7 +83,9 @@ def main(argv: list[str] | None = None) -> None:
         device = torch.device("cuda", 0)  # the sandbox sees only its own GPU
         # CUPTI (the profiler's CUDA tracing) starts in seconds before a context exists and
         # takes longer after: start it now rather than in the first evaluation's profile.
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]):
+        with torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        ):
             pass
         torch.cuda.init()
         torch.cuda.set_device(device)
@@ -100,4 +102,3 @@ def main(argv: list[str] | None = None) -> None:
             return
         done, judgement = judge.evaluate(REQUEST.validate_json(payload), socket.socket(fileno=fds[0]))
         send(control, done, JUDGEMENT.dump_json(judgement) if judgement is not None else b"")
-

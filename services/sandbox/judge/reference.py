@@ -107,7 +107,8 @@ class Reference:
         except Exception as error:
             raise TaskFailed(f"{type(error).__name__}: {error}") from error
         result = ReferenceRun(
-            outputs, modified,
+            outputs,
+            modified,
             input_bytes=sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor)),
             weight_bytes=sum(t.numel() * t.element_size() for t in [*model.parameters(), *model.buffers()]),
         )
@@ -121,7 +122,9 @@ class Reference:
         if key not in self._profiles:
             model = self.runner.model(spec)
             inputs = self.runner.inputs(spec)
-            self._profiles[key] = profile_calls(lambda: self.runner.forward(model, inputs, spec), calls, self.runner.device)
+            self._profiles[key] = profile_calls(
+                lambda: self.runner.forward(model, inputs, spec), calls, self.runner.device
+            )
         return self._profiles[key]
 
     def capture_graph(self, spec: RunSpec, calls: int) -> str:
@@ -131,8 +134,10 @@ class Reference:
         inputs = [self.runner.inputs(spec.call(index)) for index in range(calls)]
         self._graph = None
         try:
-            self._graph = GraphedCalls(lambda x: flatten_outputs(self.runner.forward(model, x, spec)), inputs, self.runner.device)
-        except Exception as error:
+            self._graph = GraphedCalls(
+                lambda x: flatten_outputs(self.runner.forward(model, x, spec)), inputs, self.runner.device
+            )
+        except Exception as error:  # noqa: BLE001 - uncapturable reference: timed eagerly
             torch.cuda.synchronize(self.runner.device)
             return f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"
         return ""

@@ -96,13 +96,19 @@ class TimingStage:
             speedup = min(speedup, again)
         assert self.report is not None  # a timing round that returns has reported
         if not cuda:
-            self.report = dataclasses.replace(self.report, invalid_reason="CPU interpreter timing is not comparable to GPU execution")
+            self.report = dataclasses.replace(
+                self.report, invalid_reason="CPU interpreter timing is not comparable to GPU execution"
+            )
             return Ended.passed(f"{trials} interpreter trial(s), not valid for speedup")
         replay = "calls replayed from a CUDA graph" if self.report.cuda_graph else "eager calls"
-        self.report = dataclasses.replace(self.report, valid=True, method=(
-            f"CUDA events on the timed stream; {timing.l2_flush_bytes >> 20} MiB L2 flush, persisting L2 reset, "
-            f"fresh inputs per trial, {replay}; reference and candidate interleaved on one GPU"
-        ))
+        self.report = dataclasses.replace(
+            self.report,
+            valid=True,
+            method=(
+                f"CUDA events on the timed stream; {timing.l2_flush_bytes >> 20} MiB L2 flush, persisting L2 reset, "
+                f"fresh inputs per trial, {replay}; reference and candidate interleaved on one GPU"
+            ),
+        )
         self.speedup = speedup
         return Ended.passed(f"speedup {speedup:.3f}x over {trials} interleaved trials ({replay})")
 
@@ -115,7 +121,9 @@ class TimingStage:
                 return self._round(trials, warmups, first_input)
             except JudgeOutOfMemory as error:
                 if attempt == 2:
-                    raise NotJudged(f"device memory ran out while timing, after the judge freed its own: {error}") from error
+                    raise NotJudged(
+                        f"device memory ran out while timing, after the judge freed its own: {error}"
+                    ) from error
                 self.reference.release_graph()
                 self.reference.drop_cache()
         raise AssertionError("unreachable")
@@ -159,7 +167,11 @@ class TimingStage:
                 ref_us.append(ref_stream)
                 cand_us.append(cand_stream)
                 late_us.append(cand_late)
-                if len(ref_us) >= min(timing.min_trials, trials) and precise(ref_us, timing.median_precision) and precise(cand_us, timing.median_precision):
+                if (
+                    len(ref_us) >= min(timing.min_trials, trials)
+                    and precise(ref_us, timing.median_precision)
+                    and precise(cand_us, timing.median_precision)
+                ):
                     break
             elif cuda:
                 # Calls per trial are chosen halfway through the warm-ups from the fastest
@@ -187,7 +199,8 @@ class TimingStage:
             if late > timing.side_stream_slack_us:
                 self.evidence.stop(
                     f"device work it started was still running {late:.1f} us (median) after "
-                    "forward returned and the timed stream had finished (hidden on another stream, outside the timed region)"
+                    "forward returned and the timed stream had finished "
+                    "(hidden on another stream, outside the timed region)"
                 )
         reference, candidate = summarize(ref_us, timing.trim_fraction), summarize(cand_us, timing.trim_fraction)
         self.report = dataclasses.replace(self.report, reference=reference, candidate=candidate)
@@ -219,15 +232,21 @@ class TimingStage:
         self.candidate.close(wait_seconds=_ALONE_EXIT_WAIT_SECONDS)
         try:
             reference_alone = [
-                self.reference.time_trial(self.evaluation.spec(inputs=9000 + trial), self.clock, calls, graph=graph).stream_us
+                self.reference.time_trial(
+                    self.evaluation.spec(inputs=9000 + trial), self.clock, calls, graph=graph
+                ).stream_us
                 for trial in range(_ALONE_WARMUPS + _ALONE_TRIALS)
             ]
         except torch.OutOfMemoryError:  # the candidate is gone: only other work can hold the memory
-            self.report = dataclasses.replace(report, method=report.method + "; not timed alone (device memory taken by other work)")
+            self.report = dataclasses.replace(
+                report, method=report.method + "; not timed alone (device memory taken by other work)"
+            )
             return
         reference = summarize(reference_alone[_ALONE_WARMUPS:], trim)
         alone = reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
-        report = dataclasses.replace(report, method=report.method + f"; each also timed alone (speedup {alone:.3f}x), the lower speedup kept")
+        report = dataclasses.replace(
+            report, method=report.method + f"; each also timed alone (speedup {alone:.3f}x), the lower speedup kept"
+        )
         if alone < self.speedup:
             report = dataclasses.replace(report, reference=reference, candidate=candidate)
             self.speedup = alone
@@ -251,9 +270,12 @@ class TimingStage:
         count = len(reference_calls)
         chosen = sorted({count - 1, *_RANDOM.sample(range(count), min(count, _SAMPLED_CALLS))})
         got, superseded = self.candidate.sample(seed, chosen)
-        superseded -= set(range(sum(len(reference_calls[i]) for i in chosen[:-1]), sum(len(reference_calls[i]) for i in chosen)))
+        superseded -= set(
+            range(sum(len(reference_calls[i]) for i in chosen[:-1]), sum(len(reference_calls[i]) for i in chosen))
+        )
         want = [
-            value for position, value in enumerate(v for i in chosen for v in sample_values(reference_calls[i], seed))
+            value
+            for position, value in enumerate(v for i in chosen for v in sample_values(reference_calls[i], seed))
             if position not in superseded
         ]
         dtypes = [t.dtype for t in want]

@@ -77,7 +77,11 @@ class VariantPlanner:
                 variants.append(Variant(InputVariant.ORIGINAL, f"task sizes, seed {spec.input_seed}", spec, spec))
             elif name == "seed":
                 spec = self.evaluation.spec(weight=10, inputs=11)
-                variants.append(Variant(InputVariant.SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
+                variants.append(
+                    Variant(
+                        InputVariant.SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec
+                    )
+                )
             elif name == "scaled":
                 spec = self.evaluation.spec(inputs=21, scale=correctness.scale)
                 variants.append(Variant(InputVariant.SCALED, f"float inputs x{correctness.scale:g}", spec, spec))
@@ -87,7 +91,11 @@ class VariantPlanner:
                 variants.append(self._dtype())
         for extra in range(self.plan.extra_seeds):
             spec = self.evaluation.spec(weight=10 * (extra + 2), inputs=10 * (extra + 2) + 1)
-            variants.append(Variant(InputVariant.SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec))
+            variants.append(
+                Variant(
+                    InputVariant.SEED, f"weights seed {spec.weight_seed}, inputs seed {spec.input_seed}", spec, spec
+                )
+            )
         return variants
 
     def _resized(self) -> Variant:
@@ -116,7 +124,9 @@ class VariantPlanner:
         try:
             probe = self.evaluation.reference_run(candidate).outputs
         except TaskFailed:
-            return Variant(InputVariant.DTYPE, other, reference, reference, not_applicable=f"the reference does not run in {other}")
+            return Variant(
+                InputVariant.DTYPE, other, reference, reference, not_applicable=f"the reference does not run in {other}"
+            )
         return Variant(InputVariant.DTYPE, other, candidate, reference, tuple(t.dtype for t in probe))
 
     def fitted(self, variant: Variant) -> Variant:
@@ -134,7 +144,8 @@ class VariantPlanner:
             return variant
         if not self.plan.shrink:
             return dataclasses.replace(
-                variant, not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} "
+                variant,
+                not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} "
                 f"needed, {gib(free or 0)} free), and profile {self.plan.name} never shrinks the task's sizes",
             )
         sizes = self.task.sizes(self.settings.correctness.size_constant_min)
@@ -145,7 +156,8 @@ class VariantPlanner:
                 break
             shrunk = Variant(
                 variant.kind,
-                f"{variant.description}; shrunk to fit device memory ({gib(need.need_bytes())} needed, {gib(free or 0)} free): "
+                f"{variant.description}; shrunk to fit device memory "
+                f"({gib(need.need_bytes())} needed, {gib(free or 0)} free): "
                 f"{describe_constants(current)}",
                 dataclasses.replace(variant.candidate, constants=tuple(sorted(current.items()))),
                 dataclasses.replace(variant.reference, constants=tuple(sorted(current.items()))),
@@ -154,5 +166,9 @@ class VariantPlanner:
             if fits(self.evaluation.footprint(shrunk.reference), self.evaluation.free_bytes()):
                 return shrunk
         return dataclasses.replace(
-            variant, not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} needed, {gib(free or 0)} free)"
+            variant,
+            not_applicable=(
+                "does not fit in device memory next to the judge's copies "
+                f"({gib(need.need_bytes())} needed, {gib(free or 0)} free)"
+            ),
         )

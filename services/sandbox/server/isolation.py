@@ -33,8 +33,12 @@ _PROJECT_PACKAGES = (PROJECT_ROOT / "drkernel", PROJECT_ROOT / "services")
 _TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
 _SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt/conda")
 _ETC_FILES = (
-    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-    "/etc/nsswitch.conf", "/etc/localtime",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/nsswitch.conf",
+    "/etc/localtime",
 )
 _GPU_PATHS = ("/usr/local/nvidia", "/usr/local/cuda", "/run/nvidia-persistenced")
 _PASSED_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "TRITON_PTXAS_PATH", "TRITON_CUDART_PATH", "TRITON_LIBCUDA_PATH")
@@ -62,7 +66,7 @@ def _seccomp_available() -> tuple[bool, str]:
         import pyseccomp
 
         pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - any failure means "not available"
         return False, f"libseccomp unavailable: {error}"
     return True, "system calls past the namespaces are refused (EPERM)"
 
@@ -100,7 +104,9 @@ class Launcher:
         self.is_root = os.geteuid() == 0
         self.bwrap = shutil.which("bwrap")
         self.namespaces = self._namespaces_usable()
-        self.seccomp, self._seccomp_detail = _seccomp_available() if settings.seccomp else (False, "disabled by settings")
+        self.seccomp, self._seccomp_detail = (
+            _seccomp_available() if settings.seccomp else (False, "disabled by settings")
+        )
         if settings.mode == "bubblewrap" and not self.namespaces:
             raise RuntimeError("isolation.mode is bubblewrap but bubblewrap cannot create namespaces here")
         if not self.namespaces:
@@ -114,7 +120,19 @@ class Launcher:
         if self.settings.mode == "none" or self.bwrap is None:
             return False
         # The same mounts a real sandbox needs (a masked /proc, say, makes --proc fail).
-        probe = [self.bwrap, *self._namespace_flags(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "true"]
+        probe = [
+            self.bwrap,
+            *self._namespace_flags(),
+            "--ro-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--",
+            "true",
+        ]
         try:
             return subprocess.run(probe, capture_output=True, timeout=20).returncode == 0
         except (OSError, subprocess.TimeoutExpired):
@@ -128,17 +146,33 @@ class Launcher:
         """Every defence and its state on this host."""
         ns = "PID, network, IPC and UTS namespaces; read-only filesystem view; private /tmp and scratch"
         return [
-            Mechanism("bubblewrap namespaces", self.namespaces, ns if self.namespaces else f"missing (bwrap: {self.bwrap or 'not installed'})"),
+            Mechanism(
+                "bubblewrap namespaces",
+                self.namespaces,
+                ns if self.namespaces else f"missing (bwrap: {self.bwrap or 'not installed'})",
+            ),
             Mechanism("seccomp", self.seccomp, self._seccomp_detail),
-            Mechanism("unprivileged uid", self.is_root, "each worker slot drops to its own uid" if self.is_root else "server is not root: processes keep its uid"),
-            Mechanism("resource limits", True, "CPU time, processes, open files, file size, core dumps; address space of CPU candidates and judges"),
+            Mechanism(
+                "unprivileged uid",
+                self.is_root,
+                "each worker slot drops to its own uid"
+                if self.is_root
+                else "server is not root: processes keep its uid",
+            ),
+            Mechanism(
+                "resource limits",
+                True,
+                "CPU time, processes, open files, file size, core dumps; address space of CPU candidates and judges",
+            ),
             Mechanism("scrubbed environment", True, "only the variables Python, Triton and CUDA need"),
         ]
 
     def environment(self, spec: ProcessSpec, scratch_in_sandbox: Path) -> dict[str, str]:
         env = {
             "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-            "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]),
+            "PYTHONPATH": os.pathsep.join(
+                [str(PROJECT_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+            ),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
             "HOME": str(scratch_in_sandbox),
@@ -209,8 +243,14 @@ class Launcher:
         if spec.uid is None or not self.is_root:
             return []
         return [
-            "setpriv", f"--reuid={spec.uid}", f"--regid={spec.uid}", "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+            "setpriv",
+            f"--reuid={spec.uid}",
+            f"--regid={spec.uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
         ]
 
     def command(self, spec: ProcessSpec) -> tuple[list[str], dict[str, str] | None, Path]:
@@ -235,8 +275,11 @@ class Launcher:
         threaded server), and the limits are inherited by everything inside."""
         settings = self.settings
         limits = [
-            f"--cpu={settings.cpu_seconds}", f"--nproc={settings.max_processes}",
-            f"--nofile={settings.max_open_files}", f"--fsize={settings.max_file_bytes}", "--core=0",
+            f"--cpu={settings.cpu_seconds}",
+            f"--nproc={settings.max_processes}",
+            f"--nofile={settings.max_open_files}",
+            f"--fsize={settings.max_file_bytes}",
+            "--core=0",
         ]
         if spec.memory_bytes is not None:
             limits.append(f"--as={spec.memory_bytes}")

@@ -31,7 +31,9 @@ log = get_logger(__name__)
 # What triton/compiler/compiler.py writes per kernel (the source IR, one file per stage of the
 # NVIDIA and AMD backends, the metadata and its group file, autotuning results in .json) and
 # triton/runtime/build.py for the launcher (.so).
-TRITON_SUFFIXES = frozenset({"json", "source", "ttir", "ttgir", "glir", "llir", "ptx", "cubin", "amdgcn", "hsaco", "so"})
+TRITON_SUFFIXES = frozenset(
+    {"json", "source", "ttir", "ttgir", "glir", "llir", "ptx", "cubin", "amdgcn", "hsaco", "so"}
+)
 MAX_ENTRY_FILES = 4096
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,254}")
 _RECORD = struct.Struct("!HQ")  # name length, data length
@@ -69,7 +71,7 @@ class KernelCache:
         (a corrupt one is removed): a miss costs only a compilation."""
         path = self._path(source)
         try:
-            handle = open(path, "rb")
+            handle = open(path, "rb")  # noqa: SIM115 - closed by the `with handle` below, after the miss is told apart
         except FileNotFoundError:
             return False
         try:
@@ -137,10 +139,7 @@ class KernelCache:
             for _, size, path in sorted(entries):
                 if total <= self.max_bytes:
                     break
-                try:
-                    path.unlink()
-                except FileNotFoundError:
-                    pass  # evicted by another server sharing the directory
+                path.unlink(missing_ok=True)  # another server sharing the directory may have evicted it
                 total -= size
 
     def _entries(self) -> Iterator[tuple[int, int, Path]]:
@@ -217,7 +216,9 @@ def _triton_files(produced: Path, max_bytes: int) -> list[tuple[str, bytes]]:
                             continue
                         total += status.st_size
                         if total > max_bytes or len(files) >= MAX_ENTRY_FILES:
-                            log.warning("compiled-kernel cache not saved: over its cap", bytes=total, files=len(files) + 1)
+                            log.warning(
+                                "compiled-kernel cache not saved: over its cap", bytes=total, files=len(files) + 1
+                            )
                             return []
                         data = file.read(status.st_size + 1)
                     if len(data) != status.st_size:

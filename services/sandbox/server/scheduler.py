@@ -34,14 +34,18 @@ log = get_logger(__name__)
 
 QUEUE_LENGTH = prometheus_client.Gauge("drkernel_sandbox_queue_length", "Requests waiting for a worker.", ["device"])
 QUEUE_SECONDS = prometheus_client.Histogram(
-    "drkernel_sandbox_queue_seconds", "Time requests waited for a worker.", ["device"],
+    "drkernel_sandbox_queue_seconds",
+    "Time requests waited for a worker.",
+    ["device"],
     buckets=(0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
 )
 EVALUATIONS = prometheus_client.Counter(
     "drkernel_sandbox_evaluations_total", "Finished evaluations by verdict.", ["device", "verdict"]
 )
 EVALUATION_SECONDS = prometheus_client.Histogram(
-    "drkernel_sandbox_evaluation_seconds", "Time spent judging, queueing excluded.", ["device"],
+    "drkernel_sandbox_evaluation_seconds",
+    "Time spent judging, queueing excluded.",
+    ["device"],
     buckets=(0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300, 900),
 )
 BUSY_WORKERS = prometheus_client.Gauge("drkernel_sandbox_busy_workers", "Workers evaluating now.", ["device"])
@@ -168,7 +172,8 @@ class Scheduler:
                 queue.put_nowait(item)
             except asyncio.QueueFull:
                 raise ResourceExhausted(
-                    f"all {len(self.workers[device])} {device} workers are busy and {queue.maxsize} requests are waiting",
+                    f"all {len(self.workers[device])} {device} workers are busy "
+                    f"and {queue.maxsize} requests are waiting",
                     self._pushback_ms(device),
                 ) from None
         QUEUE_LENGTH.labels(device).set(queue.qsize())

@@ -46,31 +46,56 @@ def request_from_proto(request: pb.EvaluateRequest) -> EvaluationRequest:
     device = _known(Device, options.device, "device")
     profile = _known(CorrectnessProfile, options.correctness_profile, "correctness_profile")
     return EvaluationRequest(
-        request_id=request.request_id, reference_source=request.reference_source,
+        request_id=request.request_id,
+        reference_source=request.reference_source,
         candidate_source=request.candidate_source,
         options=EvaluationOptions(
-            timeout_seconds=options.timeout_seconds, device=device, timing_trials=options.timing_trials,
-            warmup_trials=options.warmup_trials, atol=options.atol, rtol=options.rtol,
-            seed=options.seed if options.HasField("seed") else None, skip_timing=options.skip_timing,
-            skip_profile=options.skip_profile, correctness_profile=profile,
+            timeout_seconds=options.timeout_seconds,
+            device=device,
+            timing_trials=options.timing_trials,
+            warmup_trials=options.warmup_trials,
+            atol=options.atol,
+            rtol=options.rtol,
+            seed=options.seed if options.HasField("seed") else None,
+            skip_timing=options.skip_timing,
+            skip_profile=options.skip_profile,
+            correctness_profile=profile,
         ),
     )
 
 
 def _stats_proto(stats: RuntimeStats | None) -> pb.RuntimeStats | None:
-    return None if stats is None else pb.RuntimeStats(
-        trials=stats.trials, median_us=stats.median_us, mean_us=stats.mean_us, trimmed_mean_us=stats.trimmed_mean_us,
-        min_us=stats.min_us, max_us=stats.max_us, stdev_us=stats.stdev_us,
-        coefficient_of_variation=stats.coefficient_of_variation,
+    return (
+        None
+        if stats is None
+        else pb.RuntimeStats(
+            trials=stats.trials,
+            median_us=stats.median_us,
+            mean_us=stats.mean_us,
+            trimmed_mean_us=stats.trimmed_mean_us,
+            min_us=stats.min_us,
+            max_us=stats.max_us,
+            stdev_us=stats.stdev_us,
+            coefficient_of_variation=stats.coefficient_of_variation,
+        )
     )
 
 
 def _timing_proto(timing: TimingReport | None) -> pb.TimingReport | None:
-    return None if timing is None else pb.TimingReport(
-        valid=timing.valid, invalid_reason=timing.invalid_reason, reference=_stats_proto(timing.reference),
-        candidate=_stats_proto(timing.candidate), warmup_trials=timing.warmup_trials, method=timing.method,
-        calls_per_trial=timing.calls_per_trial, cuda_graph=timing.cuda_graph,
-        late_device_work_us=timing.late_device_work_us,
+    return (
+        None
+        if timing is None
+        else pb.TimingReport(
+            valid=timing.valid,
+            invalid_reason=timing.invalid_reason,
+            reference=_stats_proto(timing.reference),
+            candidate=_stats_proto(timing.candidate),
+            warmup_trials=timing.warmup_trials,
+            method=timing.method,
+            calls_per_trial=timing.calls_per_trial,
+            cuda_graph=timing.cuda_graph,
+            late_device_work_us=timing.late_device_work_us,
+        )
     )
 
 
@@ -78,28 +103,46 @@ def response_proto(result: Result) -> pb.EvaluateResponse:
     """The result as the API returns it."""
     judgement = result.judgement
     return pb.EvaluateResponse(
-        request_id=judgement.request_id, verdict=f"VERDICT_{result.verdict.name}", reward=result.reward, speedup=judgement.speedup,
-        hack_reasons=result.hack_reasons, error=result.error, feedback=result.feedback,
+        request_id=judgement.request_id,
+        verdict=f"VERDICT_{result.verdict.name}",
+        reward=result.reward,
+        speedup=judgement.speedup,
+        hack_reasons=result.hack_reasons,
+        error=result.error,
+        feedback=result.feedback,
         furthest_stage=f"STAGE_{judgement.furthest_stage.name}",
         stages=[
             pb.StageResult(
-                stage=f"STAGE_{s.stage.name}", status=f"STAGE_STATUS_{s.status.name}", elapsed_seconds=s.elapsed_seconds,
+                stage=f"STAGE_{s.stage.name}",
+                status=f"STAGE_STATUS_{s.status.name}",
+                elapsed_seconds=s.elapsed_seconds,
                 detail=s.detail,
             )
             for s in judgement.stages
         ],
         checks=[
             pb.CorrectnessCheck(
-                variant=f"INPUT_VARIANT_{c.variant.name}", description=c.description, passed=c.passed, skipped=c.skipped,
-                max_abs_error=c.max_abs_error, max_rel_error=c.max_rel_error, rel_l2_error=c.rel_l2_error,
-                atol=c.atol, rtol=c.rtol, message=c.message,
+                variant=f"INPUT_VARIANT_{c.variant.name}",
+                description=c.description,
+                passed=c.passed,
+                skipped=c.skipped,
+                max_abs_error=c.max_abs_error,
+                max_rel_error=c.max_rel_error,
+                rel_l2_error=c.rel_l2_error,
+                atol=c.atol,
+                rtol=c.rtol,
+                message=c.message,
             )
             for c in judgement.checks
         ],
         timing=_timing_proto(judgement.timing),
-        triton_kernels=[pb.TritonKernel(name=k.name, launches=k.launches, programs=k.programs) for k in judgement.triton_kernels],
-        evaluation_seconds=result.evaluation_seconds, queue_seconds=result.queue_seconds,
-        device_name=judgement.device_name, coverage=judgement.coverage,
+        triton_kernels=[
+            pb.TritonKernel(name=k.name, launches=k.launches, programs=k.programs) for k in judgement.triton_kernels
+        ],
+        evaluation_seconds=result.evaluation_seconds,
+        queue_seconds=result.queue_seconds,
+        device_name=judgement.device_name,
+        coverage=judgement.coverage,
         profile=summary_proto(judgement.profile) if judgement.profile is not None else None,
         correctness_profile=f"CORRECTNESS_PROFILE_{judgement.correctness_profile.name}",
     )
@@ -108,15 +151,20 @@ def response_proto(result: Result) -> pb.EvaluateResponse:
 def description_proto(description: SandboxDescription) -> pb.DescribeResponse:
     """What Describe returns."""
     return pb.DescribeResponse(
-        version=__version__, default_device=f"DEVICE_{description.default_device.name}",
+        version=__version__,
+        default_device=f"DEVICE_{description.default_device.name}",
         workers=[
             pb.WorkerInfo(
-                id=w.id, device=f"DEVICE_{w.device.name}", device_name=w.device_name, busy=w.busy,
+                id=w.id,
+                device=f"DEVICE_{w.device.name}",
+                device_name=w.device_name,
+                busy=w.busy,
                 evaluations=w.evaluations,
             )
             for w in description.workers
         ],
-        queue_length=description.queue_length, queue_capacity=description.queue_capacity,
+        queue_length=description.queue_length,
+        queue_capacity=description.queue_capacity,
         isolation=[pb.IsolationMechanism(name=m.name, active=m.active, detail=m.detail) for m in description.isolation],
     )
 

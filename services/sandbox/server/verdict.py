@@ -60,7 +60,13 @@ def combine(judgement: Judgement, outcome: ProcessOutcome, settings: RewardSetti
     hack_reasons = judgement.hack_evidence if verdict == Verdict.HACKED else ()
     timing = judgement.timing
     reward = compute_reward(
-        settings, verdict=verdict, speedup=judgement.speedup, speedup_valid=timing is not None and timing.valid,
-        coverage=judgement.coverage, furthest_stage=judgement.furthest_stage,
+        settings,
+        verdict=verdict,
+        speedup=judgement.speedup,
+        speedup_valid=timing is not None and timing.valid,
+        coverage=judgement.coverage,
+        furthest_stage=judgement.furthest_stage,
     )
-    return Result(judgement, verdict, error, hack_reasons, reward, feedback_text(verdict, error, hack_reasons, judgement))
+    return Result(
+        judgement, verdict, error, hack_reasons, reward, feedback_text(verdict, error, hack_reasons, judgement)
+    )

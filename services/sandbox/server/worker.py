@@ -10,6 +10,7 @@ candidate's whole sandbox, and explains a crashed candidate from its exit status
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import itertools
 import os
@@ -87,13 +88,11 @@ class _Process:
 
         Bounded: a process the kernel cannot reap at once (stuck in a driver call) is logged
         and left behind rather than stalling the evaluation or the shutdown that kills it."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)  # its own session: bwrap and all inside
-        except ProcessLookupError:
-            pass
         try:
             return await asyncio.wait_for(self.process.wait(), _REAP_TIMEOUT_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.error("process survived SIGKILL", pid=self.process.pid, waited_seconds=_REAP_TIMEOUT_SECONDS)
             return -signal.SIGKILL
         finally:
@@ -165,7 +164,13 @@ class Worker:
     _ids = itertools.count()
 
     def __init__(
-        self, slot: int, device: str, settings: SandboxSettings, launcher: Launcher, run_dir: Path, gpu_count: int = 0,
+        self,
+        slot: int,
+        device: str,
+        settings: SandboxSettings,
+        launcher: Launcher,
+        run_dir: Path,
+        gpu_count: int = 0,
     ) -> None:
         self.device = device
         self.id = device if device.startswith("cuda") else f"cpu:{slot}"
@@ -185,7 +190,8 @@ class Worker:
         self._spares: deque[asyncio.Task[_Process]] = deque()
         self._cores = (
             plan_cores(os.sched_getaffinity(0), slot - settings.cpu_workers, gpu_count)
-            if self.kind == "cuda" else CorePlan((), (), ())
+            if self.kind == "cuda"
+            else CorePlan((), (), ())
         )
         isolation = settings.isolation
         self._uids = claim_uids(isolation.uid_lock_dir, isolation.uid_base, isolation.uid_count, needed=2)
@@ -194,19 +200,36 @@ class Worker:
     # Processes ----------------------------------------------------------------------------
 
     async def _spawn(
-        self, module: str, args: tuple[str, ...], scratch: Path, uid: int, memory_bytes: int | None, cpus: tuple[int, ...]
+        self,
+        module: str,
+        args: tuple[str, ...],
+        scratch: Path,
+        uid: int,
+        memory_bytes: int | None,
+        cpus: tuple[int, ...],
     ) -> _Process:
         ours, theirs = socket.socketpair()
         spec = ProcessSpec(
-            module=module, args=(*args, "--fd", str(theirs.fileno())), scratch=scratch,
-            device="cpu" if self.device == "cpu" else self.device, uid=uid,
-            pass_fds=(theirs.fileno(),), memory_bytes=memory_bytes, cpus=cpus,
+            module=module,
+            args=(*args, "--fd", str(theirs.fileno())),
+            scratch=scratch,
+            device="cpu" if self.device == "cpu" else self.device,
+            uid=uid,
+            pass_fds=(theirs.fileno(),),
+            memory_bytes=memory_bytes,
+            cpus=cpus,
         )
         argv, env, cwd = self.launcher.command(spec)
         try:
             process = await asyncio.create_subprocess_exec(
-                *argv, env=env, cwd=cwd, pass_fds=spec.pass_fds, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+                *argv,
+                env=env,
+                cwd=cwd,
+                pass_fds=spec.pass_fds,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
             )
         finally:
             theirs.close()
@@ -223,14 +246,22 @@ class Worker:
         (scratch / "settings.json").write_text(self.settings.model_dump_json())
         device = "cuda" if self.device != "cpu" else "cpu"
         judge = await self._spawn(
-            "services.sandbox.judge", ("--settings", "settings.json", "--device", device), scratch,
-            self._judge_uid, memory_bytes=self._memory_bytes(self.settings.isolation.judge_memory_bytes), cpus=self._cores.judge,
+            "services.sandbox.judge",
+            ("--settings", "settings.json", "--device", device),
+            scratch,
+            self._judge_uid,
+            memory_bytes=self._memory_bytes(self.settings.isolation.judge_memory_bytes),
+            cpus=self._cores.judge,
         )
         try:
-            ready, _ = await asyncio.wait_for(asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, 0), _START_TIMEOUT_SECONDS)
-        except (asyncio.TimeoutError, ProtocolError, OSError) as error:
+            ready, _ = await asyncio.wait_for(
+                asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, 0), _START_TIMEOUT_SECONDS
+            )
+        except (TimeoutError, ProtocolError, OSError) as error:
             await judge.kill()
-            raise RuntimeError(f"judge on {self.id} did not start: {error}; output: {await judge.output.text()}") from error
+            raise RuntimeError(
+                f"judge on {self.id} did not start: {error}; output: {await judge.output.text()}"
+            ) from error
         assert isinstance(ready, JudgeReady)
         self.device_name = ready.device_name
         if self._judge_starts:
@@ -242,7 +273,12 @@ class Worker:
     async def _spawn_candidate(self) -> _Process:
         scratch = self.root / f"candidate-{next(self._ids)}"
         shutil.rmtree(scratch, ignore_errors=True)
-        args = ("--device", "cuda" if self.device != "cpu" else "cpu", "--l2-flush-bytes", str(self.settings.timing.l2_flush_bytes))
+        args = (
+            "--device",
+            "cuda" if self.device != "cpu" else "cpu",
+            "--l2-flush-bytes",
+            str(self.settings.timing.l2_flush_bytes),
+        )
         if self.launcher.seccomp:
             args += ("--seccomp",)
         cpus = self._cores.candidate
@@ -252,8 +288,12 @@ class Worker:
                 args += ("--run-cpus", ",".join(map(str, cpus)))
                 cpus = self._cores.warming
         return await self._spawn(
-            "services.sandbox.candidate", args, scratch, self._candidate_uid,
-            memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes), cpus=cpus,
+            "services.sandbox.candidate",
+            args,
+            scratch,
+            self._candidate_uid,
+            memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes),
+            cpus=cpus,
         )
 
     def _prepare_spares(self) -> None:
@@ -283,10 +323,8 @@ class Worker:
             spare = await self._spares.popleft()
             await spare.kill()
         if self._judge is not None:
-            try:
+            with contextlib.suppress(OSError):
                 send(self._judge.sock, Shutdown())
-            except OSError:
-                pass
             await self._judge.kill()
         shutil.rmtree(self.root, ignore_errors=True)
         self._uids.release()
@@ -348,7 +386,9 @@ class Worker:
             await asyncio.wait({reply}, timeout=_JUDGE_GRACE_SECONDS)
             if not timed_out:  # our fault, not the candidate's: the caller gets INTERNAL and may retry
                 log.error("judge failed", worker=self.id, output=await judge.output.text())
-                raise RuntimeError(f"the judge process on {self.id} failed during this evaluation; it has been replaced")
+                raise RuntimeError(
+                    f"the judge process on {self.id} failed during this evaluation; it has been replaced"
+                )
             judgement = Judgement(request_id=request.request_id, device_name=self.device_name)
         else:
             message, judged = reply.result()
@@ -369,7 +409,7 @@ class Worker:
         CANDIDATE_DEATHS.labels(self.kind).inc()
         try:
             returncode = await asyncio.wait_for(candidate.process.wait(), 5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             returncode = await candidate.kill()
         output = (await candidate.output.text()).strip()
         how = describe_exit(returncode, self.launcher.namespaces)
@@ -383,7 +423,11 @@ class Worker:
 
     def status(self) -> WorkerStatus:
         return WorkerStatus(
-            self.id, Device.CPU if self.device == "cpu" else Device.CUDA, self.device_name, self.busy, self.evaluations,
+            self.id,
+            Device.CPU if self.device == "cpu" else Device.CUDA,
+            self.device_name,
+            self.busy,
+            self.evaluations,
         )
 
 

@@ -137,7 +137,10 @@ class Clock:
         return int(cycles_per_us * microseconds)
 
     def time(
-        self, run: Callable[[], list[Any]], calls: int, streams_used: Callable[[], Iterable[int]] = tuple,
+        self,
+        run: Callable[[], list[Any]],
+        calls: int,
+        streams_used: Callable[[], Iterable[int]] = tuple,
     ) -> TrialTiming:
         """Times ``run`` (which makes ``calls`` forward calls and returns their outputs);
         times are per call. ``streams_used`` names the raw CUDA streams the model's own
@@ -178,7 +181,7 @@ class Clock:
         while len(self._stream_events) < len(handles):
             self._stream_events.append(self._new_event(enable_timing=True))
         events = self._stream_events[: len(handles)]
-        for event, handle in zip(events, sorted(handles)):
+        for event, handle in zip(events, sorted(handles), strict=False):
             stream = current if handle == current.cuda_stream else self._external_stream(handle, device=self.device)
             self._record(event, stream)
         return events
@@ -197,7 +200,9 @@ class GraphedCalls:
     that every later random op would fail).
     """
 
-    def __init__(self, forward: Callable[[list[Any]], list[torch.Tensor]], input_sets: list[list[Any]], device: torch.device) -> None:
+    def __init__(
+        self, forward: Callable[[list[Any]], list[torch.Tensor]], input_sets: list[list[Any]], device: torch.device
+    ) -> None:
         self.inputs = input_sets
         self.graph = torch.cuda.CUDAGraph()
         generator = torch.cuda.default_generators[device.index or 0]
@@ -227,8 +232,8 @@ class GraphedCalls:
     def refill(self, input_sets: list[list[Any]]) -> None:
         """Copies fresh values into the static inputs (same shapes, dtypes and devices)."""
         with torch.no_grad():
-            for static, fresh in zip(self.inputs, input_sets):
-                for target, value in zip(static, fresh):
+            for static, fresh in zip(self.inputs, input_sets, strict=False):
+                for target, value in zip(static, fresh, strict=False):
                     if isinstance(target, torch.Tensor):
                         target.copy_(value)
 

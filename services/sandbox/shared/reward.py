@@ -25,7 +25,12 @@ _STAGE_NAMES: dict[Stage, StageName] = {
 
 
 def compute_reward(
-    settings: RewardSettings, *, verdict: Verdict, speedup: float, speedup_valid: bool, coverage: float,
+    settings: RewardSettings,
+    *,
+    verdict: Verdict,
+    speedup: float,
+    speedup_valid: bool,
+    coverage: float,
     furthest_stage: Stage,
 ) -> float:
     """Reward for a judged candidate (``speedup_valid``: the speedup was validly measured)."""

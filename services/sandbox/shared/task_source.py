@@ -93,8 +93,12 @@ def _integer_constants(tree: ast.Module) -> tuple[SizeConstant, ...]:
         if isinstance(target, ast.Name) and value is not None:
             assert node.value.end_lineno is not None and node.value.end_col_offset is not None
             found[target.id] = SizeConstant(
-                target.id, value, node.value.lineno, node.value.col_offset,
-                node.value.end_lineno, node.value.end_col_offset,
+                target.id,
+                value,
+                node.value.lineno,
+                node.value.col_offset,
+                node.value.end_lineno,
+                node.value.end_col_offset,
             )
     return tuple(found.values())
 
@@ -118,9 +122,8 @@ def _inputs_module(tree: ast.Module, source: str) -> str:
     lines = source.splitlines(keepends=True)
     kept: list[str] = []
     for node in tree.body:
-        keep = (
-            isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign))
-            or (isinstance(node, ast.FunctionDef) and node.name in keep_functions)
+        keep = isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)) or (
+            isinstance(node, ast.FunctionDef) and node.name in keep_functions
         )
         if keep:
             start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
@@ -139,9 +142,7 @@ def parse_task(source: str) -> TaskSource:
         raise InvalidArgument(f"reference_source is not valid Python: {error}") from error
     missing = [name for name in REQUIRED_TASK_NAMES if name not in module_level_names(tree)]
     if missing:
-        raise InvalidArgument(
-            "reference_source is not a KernelBench task: it does not define " + ", ".join(missing)
-        )
+        raise InvalidArgument("reference_source is not a KernelBench task: it does not define " + ", ".join(missing))
     return TaskSource(source, _integer_constants(tree), _inputs_module(tree, source))
 
 

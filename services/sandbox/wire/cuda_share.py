@@ -46,7 +46,11 @@ class _CudaArray:
 
     def __init__(self, pointer: int, nbytes: int) -> None:
         self.__cuda_array_interface__ = {
-            "shape": (nbytes,), "typestr": "|u1", "data": (pointer, False), "version": 3, "strides": None,
+            "shape": (nbytes,),
+            "typestr": "|u1",
+            "data": (pointer, False),
+            "version": 3,
+            "strides": None,
         }
 
 
@@ -76,10 +80,12 @@ def _mapped(handle: Any, size: int, device_index: int) -> int:
 def _padded(nbytes: int, device_index: int) -> int:
     from cuda.bindings import driver
 
-    granularity = _call(driver.cuMemGetAllocationGranularity(
-        _properties(device_index), driver.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM
-    ))
-    return max(granularity, -(-nbytes // granularity) * granularity)
+    granularity = _call(
+        driver.cuMemGetAllocationGranularity(
+            _properties(device_index), driver.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM
+        )
+    )
+    return int(max(granularity, -(-nbytes // granularity) * granularity))
 
 
 @dataclass
@@ -112,9 +118,11 @@ def export(tensor: torch.Tensor) -> Exported:
     target = torch.as_tensor(_CudaArray(pointer, source.numel()), device=tensor.device)
     target.copy_(source)
     torch.cuda.synchronize(tensor.device)
-    fd = _call(driver.cuMemExportToShareableHandle(
-        handle, driver.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0
-    ))
+    fd = _call(
+        driver.cuMemExportToShareableHandle(
+            handle, driver.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0
+        )
+    )
     return Exported(int(fd), size, pointer, handle)
 
 
@@ -126,9 +134,11 @@ def import_tensor(fd: int, nbytes: int, dtype: torch.dtype, shape: Sequence[int]
     device_index = device.index or 0
     size = _padded(nbytes, device_index)
     try:
-        handle = _call(driver.cuMemImportFromShareableHandle(
-            fd, driver.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-        ))
+        handle = _call(
+            driver.cuMemImportFromShareableHandle(
+                fd, driver.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+            )
+        )
     finally:
         os.close(fd)
     try:

@@ -13,9 +13,12 @@ import os
 import socket
 import struct
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
+
+# The message types one side of a conversation may receive (a union of models).
+Received = TypeVar("Received")
 
 _PREFIX = struct.Struct("!IQ")  # header length, payload length
 MAX_HEADER_BYTES = 8 * 2**20
@@ -38,9 +41,7 @@ class Shutdown(Message):
     kind: Literal["shutdown"] = "shutdown"
 
 
-def send(
-    sock: socket.socket, message: BaseModel, payload: bytes | memoryview = b"", fds: Sequence[int] = ()
-) -> None:
+def send(sock: socket.socket, message: BaseModel, payload: bytes | memoryview = b"", fds: Sequence[int] = ()) -> None:
     """Writes one framed message, optionally passing file descriptors along with it."""
     header = message.model_dump_json().encode()
     head = _PREFIX.pack(len(header), len(payload)) + header
@@ -64,22 +65,22 @@ def _read_exactly(sock: socket.socket, size: int) -> bytearray:
     return buffer
 
 
-def receive(sock: socket.socket, adapter: TypeAdapter, max_payload_bytes: int) -> tuple[BaseModel, bytearray]:
+def receive(sock: socket.socket, adapter: TypeAdapter[Received], max_payload_bytes: int) -> tuple[Received, bytearray]:
     """Reads one framed message and validates its header; raises ProtocolError."""
     message, payload, _ = _receive(sock, adapter, max_payload_bytes, max_fds=0)
     return message, payload
 
 
 def receive_with_fds(
-    sock: socket.socket, adapter: TypeAdapter, max_payload_bytes: int, max_fds: int
-) -> tuple[BaseModel, bytearray, list[int]]:
+    sock: socket.socket, adapter: TypeAdapter[Received], max_payload_bytes: int, max_fds: int
+) -> tuple[Received, bytearray, list[int]]:
     """Like receive, also returning the file descriptors that came with the message."""
     return _receive(sock, adapter, max_payload_bytes, max_fds)
 
 
 def _receive(
-    sock: socket.socket, adapter: TypeAdapter, max_payload_bytes: int, max_fds: int
-) -> tuple[BaseModel, bytearray, list[int]]:
+    sock: socket.socket, adapter: TypeAdapter[Received], max_payload_bytes: int, max_fds: int
+) -> tuple[Received, bytearray, list[int]]:
     message, payload_size, fds = receive_header(sock, adapter, max_payload_bytes, max_fds)
     try:
         return message, read_payload(sock, payload_size), fds
@@ -89,8 +90,8 @@ def _receive(
 
 
 def receive_header(
-    sock: socket.socket, adapter: TypeAdapter, max_payload_bytes: int, max_fds: int
-) -> tuple[BaseModel, int, list[int]]:
+    sock: socket.socket, adapter: TypeAdapter[Received], max_payload_bytes: int, max_fds: int
+) -> tuple[Received, int, list[int]]:
     """Reads one framed message up to its payload: the validated header, the size of the
     payload still to be read (read_payload) or skipped (discard_payload), and the file
     descriptors that came with it, so that a receiver can decide from the header how much
