@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import fcntl
 import json
 import os
 import re
@@ -37,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from drkernel.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted
+from drkernel.locks import try_lock
 from drkernel.logs import get_logger
 from services.trainer import metrics
 from services.trainer.run_config import parse_run_config
@@ -303,13 +303,7 @@ def _claim(out_dir: Path) -> int | None:
     The job inherits the descriptor, so the lock lives exactly as long as the job's process.
     (On NFS Linux emulates flock with POSIX locks, which a child does not inherit: there the
     guard never refuses.)"""
-    fd = os.open(out_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+    return try_lock(out_dir / LOCK_FILE, 0o644)
 
 
 def _exit_description(code: int) -> str:

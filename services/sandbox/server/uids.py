@@ -11,11 +11,11 @@ server never leaks a claim and no cleanup is needed.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 
 from drkernel.errors import FailedPrecondition
+from drkernel.locks import try_lock
 
 
 class UidClaim:
@@ -31,23 +31,13 @@ class UidClaim:
         self._locks = []
 
 
-def _try_lock(path: Path) -> int | None:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
-
-
 def claim_uids(lock_dir: Path, first: int, count: int, needed: int) -> UidClaim:
     """The lowest ``needed`` free uids in ``[first, first + count)``, locked under ``lock_dir``."""
     lock_dir.mkdir(parents=True, exist_ok=True)
     uids: list[int] = []
     locks: list[int] = []
     for uid in range(first, first + count):
-        fd = _try_lock(lock_dir / f"uid-{uid}.lock")
+        fd = try_lock(lock_dir / f"uid-{uid}.lock")
         if fd is None:
             continue
         uids.append(uid)
