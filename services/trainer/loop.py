@@ -14,8 +14,8 @@ import json
 import random
 import signal
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from drkernel.config import load_settings
 from drkernel.logs import get_logger
 from drkernel.sections import ServerSettings
 from services.policy.client import PolicyClient
-from services.sandbox.client import SandboxClient, loopback
+from services.sandbox.client import SandboxClient, local_sandbox
 from services.trainer import distributed
 from services.trainer.advantages import build_rows
 from services.trainer.checkpoint import latest_checkpoint, prune_checkpoints
@@ -57,7 +57,7 @@ class Services:
 
     def __init__(self, config: RunConfig, model_dir: Path, device: str, dtype: str) -> None:
         self.loop = BackgroundLoop()
-        self._stops: list[Callable[[], Any]] = []
+        self._servers = AsyncExitStack()  # the servers started here, stopped in reverse order
         addresses = config.services
         policy_address = addresses.policy or self._start_policy(config, model_dir, device, dtype)
         sandbox_address = ""
@@ -85,16 +85,12 @@ class Services:
             }
         )
         running = self.loop.run(start_policy(settings))
-        self._stops.append(running.stop)
+        self._servers.push_async_callback(running.stop)
         return running.address
 
     def _start_sandbox(self, config: RunConfig) -> str:
-        from services.sandbox.server.servicer import start_sandbox
-
-        settings = loopback(load_settings().sandbox, cpu_workers=config.services.sandbox_workers)
-        running = self.loop.run(start_sandbox(settings))
-        self._stops.append(running.stop)
-        return running.address
+        sandbox = local_sandbox(cpu_workers=config.services.sandbox_workers)
+        return str(self.loop.run(self._servers.enter_async_context(sandbox)))
 
     def environment(self, config: RunConfig) -> Environment:
         if config.environment.kind == "token_target":
@@ -106,8 +102,7 @@ class Services:
         for client in (self.policy, self.sandbox):
             if client is not None:
                 self.loop.run(client.close())
-        for stop in reversed(self._stops):
-            self.loop.run(stop())
+        self.loop.run(self._servers.aclose())
         self.loop.close()
 
 
