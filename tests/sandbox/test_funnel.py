@@ -1,0 +1,278 @@
+"""The funnel's verdict table, judged in-process with a fake candidate client.
+
+The server tests judge real candidates in sandboxed processes, which takes seconds per
+candidate; these drive ``Evaluation`` (judge/funnel.py) directly, on CPU, against a real
+``Reference`` and a fake ``CandidateClient`` whose outputs come from the task's own model
+(honest) or from that plus an error, with the launches, problems and failures each row
+needs. No process, socket or Triton kernel runs, so every row of the table takes
+milliseconds and pins down which verdict the funnel decides, and at which stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
+
+import pytest
+import torch
+
+from services.sandbox.judge.candidate_client import CandidateClient, CandidateLost, CandidateRun
+from services.sandbox.judge.funnel import Evaluation
+from services.sandbox.judge.reference import OutputCache, Reference
+from services.sandbox.judge.stages import NotJudged
+from services.sandbox.settings import SandboxSettings
+from services.sandbox.shared.clock import Clock
+from services.sandbox.shared.evaluation import (
+    EvaluationOptions,
+    EvaluationRequest,
+    Judgement,
+    Stage,
+    StageStatus,
+    Verdict,
+)
+from services.sandbox.shared.task_source import parse_task
+from services.sandbox.tasks import builtin_task
+from services.sandbox.wire.judge_candidate import (
+    CandidateFailed,
+    KernelCompile,
+    LaunchRecord,
+    Loaded,
+    Problem,
+    RunResult,
+    RunSpec,
+    TensorMeta,
+)
+
+TASK_SOURCE = builtin_task("l1_relu").source()
+CANDIDATE_SOURCE = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
+KERNEL = "relu_kernel"
+OWN_LAUNCH = LaunchRecord(name=KERNEL, own=True, programs=4, stored_bytes=1024)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What the fake candidate does: by default an honest one, whose own Triton kernel
+    computes outputs equal to the reference's (destroyed when the kernel is knocked out)."""
+
+    lost_at_start: bool = False
+    load_failure: CandidateFailed | None = None
+    failed_compile: tuple[KernelCompile, ...] = ()
+    error: float = 0.0  # added to every output
+    launches: tuple[LaunchRecord, ...] = (OWN_LAUNCH,)
+    problems: tuple[Problem, ...] = ()
+    right_when_knocked_out: bool = False  # outputs that do not come from its kernels
+    lost_at_run: bool = False
+
+
+@dataclass
+class FakeCandidate:
+    """The calls the funnel makes on a CandidateClient (timing and profile skipped), answered
+    in-process: outputs from the task's model run by a Reference of the fake's own."""
+
+    model: Reference
+    behaviour: Behaviour
+    calls: list[str] = field(default_factory=list)
+
+    def ready(self) -> None:
+        self.calls.append("ready")
+        if self.behaviour.lost_at_start:
+            raise CandidateLost("the process exited before it was ready")
+
+    def load(
+        self, candidate_source: str, inputs_source: str, spec: RunSpec, meanwhile: Callable[[], None] = lambda: None
+    ) -> Loaded:
+        self.calls.append("load")
+        meanwhile()  # as the real client: the judge's reference runs while the candidate loads
+        if self.behaviour.load_failure is not None:
+            raise self.behaviour.load_failure
+        return Loaded(parameters=0, device_name="cpu")
+
+    def run(
+        self,
+        spec: RunSpec,
+        late_write_wait_seconds: float,
+        *,
+        knock_out: bool = False,
+        expected: list[torch.Tensor] | None = None,
+        expected_dtypes: list[torch.dtype] | None = None,
+        mutable_inputs: dict[int, torch.Tensor] | None = None,
+    ) -> CandidateRun:
+        self.calls.append("knock-out run" if knock_out else "run")
+        if self.behaviour.lost_at_run:
+            raise CandidateLost("connection reset by peer")
+        outputs = [t.clone() + self.behaviour.error for t in self.model.run(spec).outputs]
+        own_launches = any(launch.own for launch in self.behaviour.launches)
+        if knock_out and own_launches and not self.behaviour.right_when_knocked_out:
+            outputs = [torch.full_like(t, float("nan")) for t in outputs]
+        result = RunResult(
+            outputs=[
+                TensorMeta(dtype=str(t.dtype).removeprefix("torch."), shape=list(t.shape), nbytes=t.nbytes)
+                for t in outputs
+            ],
+            launches=list(self.behaviour.launches),
+            problems=list(self.behaviour.problems),
+            tampered=[],
+            seconds=0.001,
+            overwritten=1 if knock_out and own_launches else 0,
+            output_strides=[list(t.stride()) for t in outputs],
+        )
+        return CandidateRun(outputs, result)
+
+    def compile_check(self) -> list[KernelCompile]:
+        self.calls.append("compile_check")
+        return [*self.behaviour.failed_compile, KernelCompile(name=KERNEL, ok=True)]
+
+
+def judge(
+    tmp_path: Path, behaviour: Behaviour, candidate_source: str = CANDIDATE_SOURCE
+) -> tuple[Judgement, FakeCandidate]:
+    """Judges the fake on l1_relu on CPU, timing and profile skipped."""
+    settings = SandboxSettings(device="cpu", work_dir=tmp_path)
+    device = torch.device("cpu")
+    task = parse_task(TASK_SOURCE)
+
+    def reference(name: str) -> Reference:
+        (tmp_path / name).mkdir()
+        return Reference(task, device, tmp_path / name, OutputCache(settings.reference_cache_bytes))
+
+    fake = FakeCandidate(reference("candidate"), behaviour)
+    request = EvaluationRequest(
+        request_id="fake",
+        reference_source=TASK_SOURCE,
+        candidate_source=candidate_source,
+        options=EvaluationOptions(skip_timing=True, skip_profile=True),
+    )
+    clock = Clock(device, settings.timing.l2_flush_bytes)
+    evaluation = Evaluation(request, task, reference("judge"), cast(CandidateClient, fake), settings, device, clock)
+    return evaluation.run(), fake
+
+
+def statuses(judgement: Judgement) -> dict[Stage, StageStatus]:
+    return {result.stage: result.status for result in judgement.stages}
+
+
+def failed_stage(judgement: Judgement) -> Stage | None:
+    return next((r.stage for r in judgement.stages if r.status == StageStatus.FAILED), None)
+
+
+def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
+    judgement, fake = judge(tmp_path, Behaviour())
+    assert judgement.verdict == Verdict.CORRECT, judgement.error
+    passed = (Stage.SYNTAX, Stage.LOAD, Stage.COMPILE, Stage.TINY_RUN, Stage.CORRECTNESS)
+    assert statuses(judgement) == {
+        **dict.fromkeys(passed, StageStatus.PASSED),
+        Stage.TIMING: StageStatus.SKIPPED,
+        Stage.PROFILE: StageStatus.SKIPPED,
+    }
+    assert judgement.furthest_stage == Stage.CORRECTNESS
+    assert judgement.hack_evidence == ()
+    checks = [check for check in judgement.checks if not check.skipped]
+    assert len(checks) > 1 and all(check.passed for check in checks)
+    assert [(k.name, k.programs > 0) for k in judgement.triton_kernels] == [(KERNEL, True)]
+    assert "knock-out run" in fake.calls  # the knock-out call ran and its NaN outputs were told apart
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "verdict", "stage", "evidence"),
+    [
+        pytest.param(
+            Behaviour(load_failure=CandidateFailed("compile", "SyntaxError in @triton.jit")),
+            Verdict.COMPILE_ERROR,
+            Stage.LOAD,
+            None,
+            id="load-compile-failure",
+        ),
+        pytest.param(
+            Behaviour(load_failure=CandidateFailed("construct", "ModelNew() raised")),
+            Verdict.COMPILE_ERROR,
+            Stage.LOAD,
+            None,
+            id="load-construct-failure",
+        ),
+        pytest.param(
+            Behaviour(load_failure=CandidateFailed("runtime", "RuntimeError at import")),
+            Verdict.RUNTIME_ERROR,
+            Stage.LOAD,
+            None,
+            id="load-runtime-failure",
+        ),
+        pytest.param(
+            Behaviour(failed_compile=(KernelCompile(name="bad_kernel", ok=False, message="ptxas error"),)),
+            Verdict.COMPILE_ERROR,
+            Stage.COMPILE,
+            None,
+            id="kernel-does-not-compile-for-sm90",
+        ),
+        pytest.param(Behaviour(error=1.0), Verdict.INCORRECT, Stage.TINY_RUN, None, id="wrong-outputs"),
+        pytest.param(
+            Behaviour(problems=(Problem(severity="incorrect", message="output written after return"),)),
+            Verdict.INCORRECT,
+            Stage.TINY_RUN,
+            None,
+            id="incorrect-problem",
+        ),
+        pytest.param(
+            Behaviour(problems=(Problem(severity="hack", message="read the judge's expected outputs"),)),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "read the judge's expected outputs",
+            id="hack-problem",
+        ),
+        pytest.param(
+            Behaviour(launches=()), Verdict.HACKED, Stage.TINY_RUN, "no Triton kernel of its own ran", id="no-launches"
+        ),
+        pytest.param(
+            Behaviour(launches=(LaunchRecord(name="torch_relu", own=False, programs=4, stored_bytes=1024),)),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "no Triton kernel of its own ran",
+            id="only-foreign-launches",
+        ),
+        pytest.param(
+            Behaviour(launches=(LaunchRecord(name=KERNEL, own=True, programs=0, stored_bytes=0),)),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "launched with an empty grid",
+            id="empty-grid",
+        ),
+        pytest.param(
+            Behaviour(right_when_knocked_out=True),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "so those kernels do not compute the output",
+            id="kernel-results-unused",
+        ),
+        pytest.param(
+            Behaviour(lost_at_run=True), Verdict.RUNTIME_ERROR, Stage.COMPILE, None, id="process-lost-mid-run"
+        ),
+    ],
+)
+def test_verdict_table(
+    tmp_path: Path, behaviour: Behaviour, verdict: Verdict, stage: Stage, evidence: str | None
+) -> None:
+    judgement, _ = judge(tmp_path, behaviour)
+    assert judgement.verdict == verdict, judgement.error
+    assert failed_stage(judgement) == stage
+    later = [r.status for r in judgement.stages if r.stage > stage]
+    assert later and all(status == StageStatus.SKIPPED for status in later)
+    if evidence is None:
+        assert judgement.hack_evidence == ()
+    else:
+        assert any(evidence in reason for reason in judgement.hack_evidence), judgement.hack_evidence
+        assert evidence in judgement.error
+    assert judgement.candidate_lost == behaviour.lost_at_run
+
+
+def test_a_syntax_error_stops_before_the_candidate_is_loaded(tmp_path: Path) -> None:
+    judgement, fake = judge(tmp_path, Behaviour(), candidate_source="def broken(:\n")
+    assert judgement.verdict == Verdict.SYNTAX_ERROR
+    assert failed_stage(judgement) == Stage.SYNTAX
+    assert judgement.furthest_stage == Stage.UNSPECIFIED
+    assert fake.calls == []
+
+
+def test_a_candidate_lost_while_starting_is_not_judged(tmp_path: Path) -> None:
+    with pytest.raises(NotJudged, match="before its code was loaded"):
+        judge(tmp_path, Behaviour(lost_at_start=True))
