@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import grpc
 
-from drkernel.channels import insecure_aio_channel
 from drkernel.config import Settings
 from drkernel.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, Unavailable
 from drkernel.serving import ServiceBinding, serve_until_signalled
-from drkernel.v1 import profiler_pb2, profiler_pb2_grpc, sandbox_pb2, sandbox_pb2_grpc
+from drkernel.v1 import profiler_pb2, profiler_pb2_grpc
 from services.profiler.service import evaluation_request, profile_response
 from services.profiler.settings import ProfilerSettings
+from services.sandbox.client import SandboxClient
 
-_SANDBOX = sandbox_pb2.DESCRIPTOR.services_by_name["SandboxService"].full_name
+_UNBOUNDED = 1 << 20
 _PASSED_ON = {
     grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
     grpc.StatusCode.FAILED_PRECONDITION: FailedPrecondition,
@@ -24,9 +24,7 @@ _PASSED_ON = {
 class ProfilerServicer(profiler_pb2_grpc.ProfilerServiceServicer):
     """Profile over a sandbox client."""
 
-    def __init__(
-        self, sandbox: sandbox_pb2_grpc.SandboxServiceStub, settings: ProfilerSettings, default_timeout: float
-    ) -> None:
+    def __init__(self, sandbox: SandboxClient, settings: ProfilerSettings, default_timeout: float) -> None:
         self.sandbox = sandbox
         self.settings = settings
         self.default_timeout = default_timeout
@@ -36,7 +34,7 @@ class ProfilerServicer(profiler_pb2_grpc.ProfilerServiceServicer):
     ) -> profiler_pb2.ProfileResponse:
         wait = (request.timeout_seconds or self.default_timeout) + self.settings.extra_timeout_seconds
         try:
-            evaluation = await self.sandbox.Evaluate(evaluation_request(request), timeout=wait)
+            evaluation = await self.sandbox.evaluate(evaluation_request(request), timeout=wait)
         except grpc.aio.AioRpcError as error:
             code = error.code()
             if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
@@ -48,12 +46,11 @@ class ProfilerServicer(profiler_pb2_grpc.ProfilerServiceServicer):
 
 async def serve(settings: Settings) -> None:
     """Runs the profiler server until SIGTERM."""
-    channel = insecure_aio_channel(settings.profiler.sandbox_address, _SANDBOX)
-    servicer = ProfilerServicer(
-        sandbox_pb2_grpc.SandboxServiceStub(channel), settings.profiler, settings.sandbox.default_timeout_seconds
-    )
+    # The sandbox queues and refuses what it cannot take: no bound of the profiler's own.
+    sandbox = SandboxClient(settings.profiler.sandbox_address, concurrency=_UNBOUNDED)
+    servicer = ProfilerServicer(sandbox, settings.profiler, settings.sandbox.default_timeout_seconds)
     binding = ServiceBinding(
         profiler_pb2.DESCRIPTOR.services_by_name["ProfilerService"].full_name,
         lambda server: profiler_pb2_grpc.add_ProfilerServiceServicer_to_server(servicer, server),
     )
-    await serve_until_signalled([binding], settings.profiler.server, on_stopped=channel.close)
+    await serve_until_signalled([binding], settings.profiler.server, on_stopped=sandbox.close)

@@ -49,9 +49,11 @@ class SandboxClient:
         self._stub = sandbox_pb2_grpc.SandboxServiceStub(self._channel)
         self._slots = asyncio.Semaphore(concurrency)
 
-    async def evaluate(self, request: pb.EvaluateRequest) -> pb.EvaluateResponse:
-        """Judges one candidate; gRPC errors (bad request, server down) propagate."""
-        timeout = (request.options.timeout_seconds or 1800.0) + QUEUE_ALLOWANCE_SECONDS
+    async def evaluate(self, request: pb.EvaluateRequest, timeout: float | None = None) -> pb.EvaluateResponse:
+        """Judges one candidate; gRPC errors (bad request, server down) propagate. ``timeout``
+        bounds the whole call; by default the request's own limit plus time to wait in the queue."""
+        if timeout is None:
+            timeout = (request.options.timeout_seconds or 1800.0) + QUEUE_ALLOWANCE_SECONDS
         async with self._slots:
             return await self._stub.Evaluate(request, timeout=timeout)
 

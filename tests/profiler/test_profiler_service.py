@@ -14,9 +14,10 @@ import pytest
 
 from drkernel.sections import ServerSettings
 from drkernel.serving import ServiceBinding, start_server
-from drkernel.v1 import profiler_pb2, profiler_pb2_grpc, sandbox_pb2, sandbox_pb2_grpc
+from drkernel.v1 import profiler_pb2, profiler_pb2_grpc, sandbox_pb2
 from services.profiler.server import ProfilerServicer
 from services.profiler.settings import ProfilerSettings
+from services.sandbox.client import SandboxClient
 from services.sandbox.tasks import builtin_task
 
 LAZY = Path(__file__).parent / "data" / "gemm_bias_relu_lazy.py"
@@ -26,21 +27,19 @@ TASK = builtin_task("l2_gemm_bias_relu")
 @pytest.fixture(scope="module")
 def profiler_stub(background_loop, sandbox) -> Iterator[profiler_pb2_grpc.ProfilerServiceStub]:
     async def start():
-        channel = grpc.aio.insecure_channel(sandbox.address)
-        servicer = ProfilerServicer(
-            sandbox_pb2_grpc.SandboxServiceStub(channel), ProfilerSettings(sandbox_address=sandbox.address), 120
-        )
+        to_sandbox = SandboxClient(sandbox.address)
+        servicer = ProfilerServicer(to_sandbox, ProfilerSettings(sandbox_address=sandbox.address), 120)
         binding = ServiceBinding(
             "drkernel.v1.ProfilerService",
             lambda server: profiler_pb2_grpc.add_ProfilerServiceServicer_to_server(servicer, server),
         )
-        return await start_server([binding], ServerSettings(host="127.0.0.1", port=0, metrics=False)), channel
+        return await start_server([binding], ServerSettings(host="127.0.0.1", port=0, metrics=False)), to_sandbox
 
-    running, channel = background_loop.run(start())
+    running, to_sandbox = background_loop.run(start())
     with grpc.insecure_channel(f"127.0.0.1:{running.port}") as client:
         yield profiler_pb2_grpc.ProfilerServiceStub(client)
     background_loop.run(running.stop())
-    background_loop.run(channel.close())
+    background_loop.run(to_sandbox.close())
 
 
 def profile(stub, candidate: str) -> profiler_pb2.ProfileResponse:
