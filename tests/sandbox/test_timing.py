@@ -37,13 +37,23 @@ def test_samples_are_the_same_positions_for_the_same_seed_and_size():
 
 
 def test_cpu_clock_reports_wall_time_per_call():
+    # A scripted time source: each forward call takes exactly 2 ms, so the test checks the
+    # clock's arithmetic without depending on how busy the machine is.
+    now = [0.0]
     clock = Clock(torch.device("cpu"), l2_flush_bytes=0)
-    one = clock.time(lambda: [sum(range(200_000))], calls=1)
-    assert one.outputs == [sum(range(200_000))]
-    assert one.stream_us > 0 and one.late_us == 0.0
-    four = clock.time(lambda: [sum(range(200_000 + n)) for n in range(4)], calls=4)
-    assert len(four.outputs) == 4
-    assert 0.25 * one.stream_us < four.stream_us < 4 * one.stream_us
+    clock._perf_counter = lambda: now[0]
+
+    def forward_calls(count: int) -> list[int]:
+        for _ in range(count):
+            now[0] += 0.002
+        return list(range(count))
+
+    one = clock.time(lambda: forward_calls(1), calls=1)
+    assert one.outputs == [0] and one.late_us == 0.0
+    assert one.stream_us == pytest.approx(2000)
+    four = clock.time(lambda: forward_calls(4), calls=4)
+    assert four.outputs == [0, 1, 2, 3]
+    assert four.stream_us == pytest.approx(2000)  # per call, not per trial
 
 
 def test_only_the_last_call_returning_a_reused_buffer_can_be_checked():
