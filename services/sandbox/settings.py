@@ -64,6 +64,15 @@ class CorrectnessSettings(Section):
     )
     tiny_size: int = Field(4, ge=1, description="Sizes are capped at this in the tiny run (raised if the task needs).")
     stop_at_first_failure: bool = Field(True, description="Stop checking variants after the first failure.")
+    device_init_min_elements: int = Field(
+        2**24,
+        ge=0,
+        description=(
+            "On a GPU, models whose parameters and buffers hold at least this many elements are "
+            "built with the GPU as the default device (weights drawn there, the same way for the "
+            "reference and ModelNew) instead of on the host, where drawing them is slow."
+        ),
+    )
     late_write_wait_seconds: float = Field(
         0.05, ge=0, description="Wait before re-reading outputs to catch writes after return."
     )

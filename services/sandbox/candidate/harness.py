@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import faulthandler
 import importlib.util
 import os
@@ -171,8 +172,24 @@ class Harness:
             raise CandidateFailed("compile", "the candidate defines no class ModelNew")
         self.module = module
         self.runner = ModelRunner(command.inputs_source, lambda _constants: model_class, self.device, self.scratch)
-        model = self._model(command.spec)
-        return Loaded(parameters=sum(p.numel() for p in model.parameters()), device_name=device_name), b"", []
+        spec = command.spec
+        if spec.init_on_device:
+            try:
+                model = self.runner.model(spec)
+            except torch.OutOfMemoryError as error:
+                raise CandidateFailed(
+                    "runtime", "out of memory building ModelNew: " + describe_exception(error, self.own_file)
+                ) from error
+            except Exception:  # noqa: BLE001 - a constructor that needs host tensors: built there instead
+                spec = dataclasses.replace(spec, init_on_device=False)
+        if not spec.init_on_device:
+            model = self._model(spec)
+        loaded = Loaded(
+            parameters=sum(p.numel() for p in model.parameters()),
+            device_name=device_name,
+            init_on_device=spec.init_on_device,
+        )
+        return loaded, b"", []
 
     def _model(self, spec: Any) -> Any:
         try:

@@ -112,6 +112,7 @@ class Evaluation:
         self._first_run: CandidateRun | None = None
         self._first_failure: CandidateFailed | None = None
         self.candidate_lost = False
+        self.init_on_device = False
         self.tiny_spec = self.spec()
 
     # Specs ----------------------------------------------------------------------------------
@@ -132,6 +133,7 @@ class Evaluation:
             input_seed=self.base_seed + inputs,
             train=train,
             grad=grad,
+            init_on_device=self.init_on_device,
             **kwargs,  # type: ignore[arg-type]
         )
 
@@ -225,6 +227,7 @@ class Evaluation:
             raise NotJudged(
                 f"the candidate's process failed while starting, before its code was loaded ({lost})"
             ) from lost
+        self.init_on_device = self._weights_drawn_on_device()
         task_failure: list[TaskFailed] = []
 
         def reference_meanwhile() -> None:
@@ -245,7 +248,20 @@ class Evaluation:
         if task_failure:
             self._refuse_task(task_failure[0])
         self.device_name = loaded.device_name
-        return Ended.passed(f"ModelNew built ({loaded.parameters} parameters)")
+        where = ""
+        if self.init_on_device:
+            self.init_on_device = loaded.init_on_device
+            where = " on the device" if loaded.init_on_device else " on the host (its constructor fails on the device)"
+        return Ended.passed(f"ModelNew built{where} ({loaded.parameters} parameters)")
+
+    def _weights_drawn_on_device(self) -> bool:
+        """Whether models are built with the GPU as their default device: drawing large weights
+        on the host takes seconds per model (a 32768 x 32768 Linear about 10 s), and the judge
+        builds several per side. Small models keep host initialisation."""
+        if self.device.type != "cuda":
+            return False
+        elements = self.reference.runner.weight_elements(self.spec())
+        return elements is not None and elements >= self.settings.correctness.device_init_min_elements
 
     def _refuse_task(self, failure: TaskFailed) -> None:
         """The reference failed on its own inputs: a broken task (BadTask), unless it ran out

@@ -7,6 +7,7 @@ inputs in both processes without any tensor crossing between them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import sys
@@ -115,7 +116,9 @@ class ModelRunner:
         torch.manual_seed(spec.weight_seed)
         init_inputs = inputs_module.get_init_inputs()
         torch.manual_seed(spec.weight_seed)
-        model = model_class(*init_inputs).to(self.device)
+        with torch.device(self.device) if spec.init_on_device else contextlib.nullcontext():
+            model = model_class(*init_inputs)
+        model = model.to(self.device)
         if spec.dtype is not None:
             model = model.to(DTYPES[spec.dtype])
         elif spec.round_to is not None:
@@ -127,6 +130,19 @@ class ModelRunner:
         while len(self._models) > _MODELS_KEPT:
             self._models.popitem(last=False)
         return model
+
+    def weight_elements(self, spec: RunSpec) -> int | None:
+        """Elements of the model's parameters and buffers for this spec, counted on a model built
+        on the meta device (no memory, no random draws); None if its constructor cannot run there."""
+        inputs_module = self._inputs_module(spec)
+        model_class = self._model_class_for(dict(spec.constants))
+        try:
+            init_inputs = inputs_module.get_init_inputs()
+            with torch.device("meta"):
+                model = model_class(*init_inputs)
+        except Exception:  # noqa: BLE001 - a constructor that needs real tensors: counted as unknown
+            return None
+        return sum(t.numel() for t in [*model.parameters(), *model.buffers()])
 
     def inputs(self, spec: RunSpec) -> list[Any]:
         """Fresh inputs for this spec, generated on the device from its seed."""

@@ -28,10 +28,13 @@ class RunSpec:
     round_to: str | None = None
     train: bool = False
     grad: bool = False
+    # build the model with the device as the default device (its weights drawn there), not on
+    # the host and then moved: the judge asks for it where host initialisation is slow
+    init_on_device: bool = False
 
     @property
     def model_key(self) -> tuple[object, ...]:
-        return (self.constants, self.weight_seed, self.dtype, self.round_to)
+        return (self.constants, self.weight_seed, self.dtype, self.round_to, self.init_on_device)
 
     def call(self, index: int) -> RunSpec:
         """The spec of the index-th forward call of a timed trial: fresh inputs for each."""
@@ -144,6 +147,9 @@ class Loaded(Message):
     kind: Literal["loaded"] = "loaded"
     parameters: int
     device_name: str
+    # False when the spec asked for ModelNew to be built on the device but its constructor
+    # fails there (it then was built on the host): the judge builds every later model there
+    init_on_device: bool = False
 
 
 class Problem(Message):
