@@ -148,6 +148,10 @@ PROBLEMS: tuple[Problem, ...] = (
     Problem("level2/70_Gemm_Sigmoid_Scaling_ResidualAdd", _LINEAR_SIZES),
     Problem("level2/76_Gemm_Add_ReLU", _LINEAR),
     Problem("level2/86_Matmul_Divide_GELU", {"batch_size": 24, "input_size": 72, "output_size": 48}),
+    Problem("level2/53_Gemm_Scaling_Hardtanh_GELU", _LINEAR),
+    Problem("level2/68_Matmul_Min_Subtract", _LINEAR),
+    Problem("level2/81_Gemm_Swish_Divide_Clamp_Tanh_Clamp", _LINEAR),
+    Problem("level2/95_Matmul_Add_Swish_Tanh_GELU_Hardtanh", _LINEAR),
 )
 
 
