@@ -159,7 +159,9 @@ PROBLEMS: tuple[Problem, ...] = (
     Problem("level2/29_Matmul_Mish_Mish", _LINEAR),
     Problem("level2/33_Gemm_Scale_BatchNorm", _LINEAR),
     Problem("level2/40_Matmul_Scaling_ResidualAdd", _LINEAR),
-    Problem("level2/45_Gemm_Sigmoid_LogSumExp", {"batch_size": 24, "input_size": 40, "hidden_size": 72, "output_size": 200}),
+    Problem(
+        "level2/45_Gemm_Sigmoid_LogSumExp", {"batch_size": 24, "input_size": 40, "hidden_size": 72, "output_size": 200}
+    ),
     Problem("level2/53_Gemm_Scaling_Hardtanh_GELU", _LINEAR),
     Problem("level2/56_Matmul_Sigmoid_Sum", _WIDE_SIZES),
     Problem("level2/59_Matmul_Swish_Scaling", _LINEAR),
@@ -662,9 +664,7 @@ def save(path: Path, args: argparse.Namespace, rows: list[Row], stubs: list[str]
     os.replace(handle.name, path)
 
 
-def select(
-    problems: str, named: str, problem_set: str = ""
-) -> tuple[list[Candidate], dict[str, tuple[str, ...]]]:
+def select(problems: str, named: str, problem_set: str = "") -> tuple[list[Candidate], dict[str, tuple[str, ...]]]:
     """The candidates to judge, in order, and the drkernel profiles for each: every candidate of
     each problem of ``problem_set`` (a key of PROBLEM_SETS) and of ``problems`` (comma-separated
     keys), then each of ``named`` (comma-separated candidate names, each optionally ending in
