@@ -4,13 +4,15 @@ GPU run (one GPU; drkernel first, then KernelBench, never both at once: they wou
 GPU's memory and time):
 
     python benchmarks/kernelbench_parity.py --kernelbench .kb --out OUT --device cuda \
-        [--problems level1/19_ReLU,level2/12_Gemm_Multiply_LeakyReLU] [--timeout 900]
+        [--set fast] [--problems level1/19_ReLU,level2/12_Gemm_Multiply_LeakyReLU] [--timeout 900]
 
 KernelBench's harness takes 90-130 s per candidate on the large level-1 problems (it draws
-every input on the host), so a whole run outlasts a short GPU lease: split it with
-``--judges drkernel|kernelbench`` and ``--problems`` over several runs, then combine their
-reports (each candidate's first result wins) with ``--merge A.json B.json ...``; a run with
-``--judges kernelbench --device cpu`` judges nothing and only prints the merged table.
+every input on the host), so a whole run outlasts a short GPU lease. ``--set fast`` leaves them
+out (every problem not marked ``large`` in ``PROBLEMS``, for both harnesses in one short run);
+otherwise split the work with ``--judges drkernel|kernelbench`` and ``--problems`` over several
+runs, then combine their reports (each candidate's first result wins) with ``--merge A.json
+B.json ...``; a run with ``--judges kernelbench --device cpu`` judges nothing and only prints
+the merged table.
 ``--candidates NAME[#PROFILE],...`` judges single candidates (in the order given, so that slow
 ones can go last), under one drkernel profile where ``#strict`` or ``#kernelbench`` is named.
 
@@ -101,10 +103,13 @@ KB_PERF_TRIALS = 100
 @dataclass(frozen=True)
 class Problem:
     """A KernelBench problem and the size constants that make it small enough for the CPU
-    interpreter (``--shrink``); sizes are chosen not to be multiples of the kernels' blocks."""
+    interpreter (``--shrink``); sizes are chosen not to be multiples of the kernels' blocks.
+    ``large``: inputs of 4 GB or more, which KernelBench's harness draws on the host (90-130 s
+    per candidate on an H100 machine), so the problem is left out of ``--set fast``."""
 
     key: str  # "level1/19_ReLU"
     shrink: dict[str, int]
+    large: bool = False
 
     @property
     def level(self) -> str:
@@ -116,39 +121,70 @@ class Problem:
 
 
 _ELEMENTWISE = {"batch_size": 16, "dim": 1000}
+_MATMUL = {"M": 40, "K": 72, "N": 48}
+_REDUCTION = {"batch_size": 4, "dim1": 40, "dim2": 300}
 _LINEAR = {"batch_size": 24, "in_features": 72, "out_features": 48}
 _LINEAR_SIZES = {"batch_size": 24, "input_size": 72, "hidden_size": 48}
+# Row reductions: several column tiles per row, so that the per-tile partials are combined.
+_WIDE = {"batch_size": 24, "in_features": 72, "out_features": 200}
+_WIDE_SIZES = {"batch_size": 24, "input_size": 72, "hidden_size": 200}
 PROBLEMS: tuple[Problem, ...] = (
     Problem("level1/1_Square_matrix_multiplication_", {"N": 72}),
-    Problem("level1/2_Standard_matrix_multiplication_", {"M": 40, "K": 72, "N": 48}),
-    Problem("level1/4_Matrix_vector_multiplication_", {"M": 24, "K": 5000}),
-    Problem("level1/5_Matrix_scalar_multiplication", {"M": 64, "N": 100}),
-    Problem("level1/17_Matmul_with_transposed_B", {"M": 40, "K": 72, "N": 48}),
-    Problem("level1/19_ReLU", _ELEMENTWISE),
-    Problem("level1/20_LeakyReLU", _ELEMENTWISE),
-    Problem("level1/21_Sigmoid", _ELEMENTWISE),
-    Problem("level1/22_Tanh", _ELEMENTWISE),
-    Problem("level1/23_Softmax", {"batch_size": 8, "dim": 20000}),
-    Problem("level1/24_LogSoftmax", {"batch_size": 8, "dim": 20000}),
-    Problem("level1/25_Swish", _ELEMENTWISE),
-    Problem("level1/26_GELU_", _ELEMENTWISE),
-    Problem("level1/29_Softplus", _ELEMENTWISE),
-    Problem("level1/36_RMSNorm_", {"batch_size": 4, "features": 24, "dim1": 20, "dim2": 30}),
-    Problem("level1/38_L1Norm_", {"batch_size": 8, "dim": 5000}),
-    Problem("level1/47_Sum_reduction_over_a_dimension", {"batch_size": 4, "dim1": 40, "dim2": 300}),
-    Problem("level1/49_Max_reduction_over_a_dimension", {"batch_size": 4, "dim1": 40, "dim2": 300}),
+    Problem("level1/2_Standard_matrix_multiplication_", _MATMUL),
+    Problem("level1/3_Batched_matrix_multiplication", {"batch_size": 10, "m": 40, "k": 72, "n": 48}),
+    Problem("level1/4_Matrix_vector_multiplication_", {"M": 24, "K": 5000}, large=True),
+    Problem("level1/5_Matrix_scalar_multiplication", {"M": 64, "N": 100}, large=True),
+    Problem("level1/16_Matmul_with_transposed_A", _MATMUL),
+    Problem("level1/17_Matmul_with_transposed_B", _MATMUL),
+    Problem("level1/18_Matmul_with_transposed_both", _MATMUL),
+    Problem("level1/19_ReLU", _ELEMENTWISE, large=True),
+    Problem("level1/20_LeakyReLU", _ELEMENTWISE, large=True),
+    Problem("level1/21_Sigmoid", _ELEMENTWISE, large=True),
+    Problem("level1/22_Tanh", _ELEMENTWISE, large=True),
+    Problem("level1/23_Softmax", {"batch_size": 8, "dim": 20000}, large=True),
+    Problem("level1/24_LogSoftmax", {"batch_size": 8, "dim": 20000}, large=True),
+    Problem("level1/25_Swish", _ELEMENTWISE, large=True),
+    Problem("level1/26_GELU_", _ELEMENTWISE, large=True),
+    Problem("level1/29_Softplus", _ELEMENTWISE, large=True),
+    Problem("level1/36_RMSNorm_", {"batch_size": 4, "features": 24, "dim1": 20, "dim2": 30}, large=True),
+    Problem("level1/38_L1Norm_", {"batch_size": 8, "dim": 5000}, large=True),
+    Problem("level1/47_Sum_reduction_over_a_dimension", _REDUCTION, large=True),
+    Problem("level1/49_Max_reduction_over_a_dimension", _REDUCTION, large=True),
     Problem("level1/88_MinGPTNewGelu", _ELEMENTWISE),
     Problem("level2/9_Matmul_Subtract_Multiply_ReLU", _LINEAR),
     # Several output tiles along M and N, so that a tile mapping baked in for 8192 columns shows.
     Problem("level2/12_Gemm_Multiply_LeakyReLU", {"batch_size": 300, "in_features": 40, "out_features": 200}),
+    Problem("level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp", _WIDE),
+    Problem("level2/22_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish", _WIDE_SIZES),
     Problem("level2/29_Matmul_Mish_Mish", _LINEAR),
+    Problem("level2/33_Gemm_Scale_BatchNorm", _LINEAR),
     Problem("level2/40_Matmul_Scaling_ResidualAdd", _LINEAR),
+    Problem(
+        "level2/45_Gemm_Sigmoid_LogSumExp", {"batch_size": 24, "input_size": 40, "hidden_size": 72, "output_size": 200}
+    ),
+    Problem("level2/53_Gemm_Scaling_Hardtanh_GELU", _LINEAR),
+    Problem("level2/56_Matmul_Sigmoid_Sum", _WIDE_SIZES),
     Problem("level2/59_Matmul_Swish_Scaling", _LINEAR),
+    # 8 groups of 6 channels (the group size is not a power of two).
+    Problem("level2/62_Matmul_GroupNorm_LeakyReLU_Sum", {**_LINEAR_SIZES, "num_groups": 8}),
     Problem("level2/63_Gemm_ReLU_Divide", _LINEAR),
+    Problem("level2/64_Gemm_LogSumExp_LeakyReLU_LeakyReLU_GELU_GELU", _WIDE),
+    Problem("level2/68_Matmul_Min_Subtract", _LINEAR),
     Problem("level2/70_Gemm_Sigmoid_Scaling_ResidualAdd", _LINEAR_SIZES),
     Problem("level2/76_Gemm_Add_ReLU", _LINEAR),
+    Problem("level2/80_Gemm_Max_Subtract_GELU", _WIDE),
+    Problem("level2/81_Gemm_Swish_Divide_Clamp_Tanh_Clamp", _LINEAR),
     Problem("level2/86_Matmul_Divide_GELU", {"batch_size": 24, "input_size": 72, "output_size": 48}),
+    Problem("level2/95_Matmul_Add_Swish_Tanh_GELU_Hardtanh", _LINEAR),
+    # 12 windows of 16 columns and 8 trailing columns that avg_pool1d drops.
+    Problem("level2/98_Matmul_AvgPool_GELU_Scale_Max", _WIDE),
+    Problem("level2/99_Matmul_GELU_Softmax", _WIDE),
 )
+# Named problem sets for --set: "fast" leaves out the problems KernelBench's harness is slow on.
+PROBLEM_SETS: dict[str, tuple[Problem, ...]] = {
+    "all": PROBLEMS,
+    "fast": tuple(p for p in PROBLEMS if not p.large),
+}
 
 
 @dataclass(frozen=True)
@@ -628,13 +664,16 @@ def save(path: Path, args: argparse.Namespace, rows: list[Row], stubs: list[str]
     os.replace(handle.name, path)
 
 
-def select(problems: str, named: str) -> tuple[list[Candidate], dict[str, tuple[str, ...]]]:
+def select(problems: str, named: str, problem_set: str = "") -> tuple[list[Candidate], dict[str, tuple[str, ...]]]:
     """The candidates to judge, in order, and the drkernel profiles for each: every candidate of
-    each problem in ``problems`` (comma-separated keys), then each of ``named`` (comma-separated
-    candidate names, each optionally ending in ``#strict`` or ``#kernelbench`` for that profile
-    alone; a name given twice with different profiles gets both). Neither given: every problem."""
+    each problem of ``problem_set`` (a key of PROBLEM_SETS) and of ``problems`` (comma-separated
+    keys), then each of ``named`` (comma-separated candidate names, each optionally ending in
+    ``#strict`` or ``#kernelbench`` for that profile alone; a name given twice with different
+    profiles gets both). None given: every problem."""
     by_key = {p.key: p for p in PROBLEMS}
-    keys = [k for k in problems.split(",") if k]
+    if problem_set and problem_set not in PROBLEM_SETS:
+        raise SystemExit(f"unknown problem set {problem_set!r} (one of {', '.join(PROBLEM_SETS)})")
+    keys = [p.key for p in PROBLEM_SETS.get(problem_set, ())] + [k for k in problems.split(",") if k]
     entries = [n for n in named.split(",") if n]
     if not keys and not entries:
         keys = list(by_key)
@@ -670,6 +709,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument(
         "--shrink", action="store_true", help="Shrink every task's size constants (for the CPU interpreter)."
+    )
+    parser.add_argument(
+        "--set",
+        dest="problem_set",
+        choices=tuple(PROBLEM_SETS),
+        default="",
+        help="A named set of problems: all, or fast (every problem but those whose inputs are so large "
+        "that KernelBench's harness needs 90-130 s per candidate); --problems adds to it.",
     )
     parser.add_argument("--problems", default="", help="Comma-separated keys (level1/19_ReLU,...); default: all.")
     parser.add_argument(
@@ -719,7 +766,7 @@ def main() -> int:
     from drkernel.sections import LogSettings
 
     configure_logging(LogSettings(level="warning", format="console"))
-    cands, profiles = select(args.problems, args.candidates)
+    cands, profiles = select(args.problems, args.candidates, args.problem_set)
     problems = list({c.problem.key: c.problem for c in cands}.values())
     tasks = task_sources(problems, args.kernelbench, args.shrink)
     args.out.mkdir(parents=True, exist_ok=True)

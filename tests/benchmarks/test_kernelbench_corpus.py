@@ -59,6 +59,17 @@ def test_manifest_covers_enough_problems() -> None:
         assert problem.shrink and all(isinstance(v, int) and v > 0 for v in problem.shrink.values()), problem.key
 
 
+def test_fast_set_leaves_out_the_large_problems() -> None:
+    fast = parity.PROBLEM_SETS["fast"]
+    assert parity.PROBLEM_SETS["all"] == parity.PROBLEMS
+    assert len(fast) >= 24 and not any(p.large for p in fast)
+    assert {p.key for p in parity.PROBLEMS} - {p.key for p in fast} == {p.key for p in parity.PROBLEMS if p.large}
+    cands, _ = parity.select("level1/19_ReLU", "", "fast")  # --problems adds to the set
+    assert {c.problem.key for c in cands} == {p.key for p in fast} | {"level1/19_ReLU"}
+    with pytest.raises(SystemExit):
+        parity.select("", "", "slow")
+
+
 def test_every_corpus_file_is_in_the_manifest() -> None:
     listed = {c.path for p in parity.PROBLEMS for c in parity.candidates(p)}
     assert set(CORPUS_FILES) <= listed

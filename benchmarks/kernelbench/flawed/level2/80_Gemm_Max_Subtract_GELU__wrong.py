@@ -1,0 +1,112 @@
+"""Flawed variant of level2/80_Gemm_Max_Subtract_GELU: the wrong mean is subtracted.
+
+flaw: wrong: subtracts the mean of the GEMM row over the features instead of the mean over dim 1 of the (batch, 1) maxima (which is the maximum itself)
+kernelbench: fail
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b) on the host, without the cost of triton.cdiv."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
+@triton.jit
+def gelu_f32(x):
+    """Exact (erf) GELU, as torch.nn.functional.gelu's default."""
+    return 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+
+
+@triton.jit
+def linear_row_max_kernel(
+    x_ptr, w_ptr, bias_ptr, part_ptr, psum_ptr, M, N, K,
+    stride_xm, stride_xk, stride_wn, stride_wk, stride_pm,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    group_size = GROUP_M * num_pid_n
+    first_m = (pid // group_size) * GROUP_M
+    group_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group_size) % group_m
+    pid_n = (pid % group_size) // group_m
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    m_mask = offs_m < M
+    n_mask = offs_n < N
+    x_ptrs = x_ptr + offs_m[:, None].to(tl.int64) * stride_xm + offs_k[None, :].to(tl.int64) * stride_xk
+    w_ptrs = w_ptr + offs_k[:, None].to(tl.int64) * stride_wk + offs_n[None, :].to(tl.int64) * stride_wn
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = tl.load(x_ptrs, mask=m_mask[:, None] & (offs_k[None, :] + k0 < K), other=0.0)
+        b = tl.load(w_ptrs, mask=(offs_k[:, None] + k0 < K) & n_mask[None, :], other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+        x_ptrs += BLOCK_K * stride_xk
+        w_ptrs += BLOCK_K * stride_wk
+    acc += tl.load(bias_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)[None, :]
+    tile = tl.where(n_mask[None, :], acc, float("-inf"))
+    part = offs_m.to(tl.int64) * stride_pm + pid_n
+    tl.store(part_ptr + part, tl.max(tile, axis=1), mask=m_mask)
+    tl.store(psum_ptr + part, tl.sum(tl.where(n_mask[None, :], acc, 0.0), axis=1), mask=m_mask)
+
+
+@triton.jit
+def max_subtract_gelu_kernel(part_ptr, psum_ptr, out_ptr, M, N, T, stride_pm, stride_om, BLOCK_R: tl.constexpr, BLOCK_T: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    r_mask = rows < M
+    ts = tl.arange(0, BLOCK_T)
+    row_max = tl.full([BLOCK_R], float("-inf"), dtype=tl.float32)
+    for t0 in range(0, T, BLOCK_T):
+        mask = r_mask[:, None] & (t0 + ts[None, :] < T)
+        parts = tl.load(part_ptr + rows[:, None].to(tl.int64) * stride_pm + t0 + ts[None, :], mask=mask, other=float("-inf"))
+        row_max = tl.maximum(row_max, tl.max(parts, axis=1))
+    row_max = tl.where(r_mask, row_max, 0.0)
+    # subtract the mean of the GEMM row
+    total = tl.zeros([BLOCK_R], dtype=tl.float32)
+    for t0 in range(0, T, BLOCK_T):
+        mask = r_mask[:, None] & (t0 + ts[None, :] < T)
+        total += tl.sum(tl.load(psum_ptr + rows[:, None].to(tl.int64) * stride_pm + t0 + ts[None, :], mask=mask, other=0.0), axis=1)
+    y = gelu_f32(row_max - total / N)
+    tl.store(out_ptr + rows.to(tl.int64) * stride_om, y.to(out_ptr.dtype.element_ty), mask=r_mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, max_dim):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.max_dim = max_dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.max_dim != 1:
+            raise NotImplementedError(f"max over dim {self.max_dim}: these kernels reduce over the features (dim 1)")
+        w = self.gemm.weight
+        bias = self.gemm.bias
+        M, K = x.shape
+        N = w.shape[0]
+        block_m = min(128, max(16, next_pow2(M)))
+        block_n = min(128, max(16, next_pow2(N)))
+        block_k = min(32, max(16, next_pow2(K)))
+        part = torch.empty((M, cdiv(N, block_n)), dtype=torch.float32, device=x.device)
+        psum = torch.empty_like(part)
+        linear_row_max_kernel[(cdiv(M, block_m) * cdiv(N, block_n),)](
+            x, w, bias, part, psum, M, N, K,
+            x.stride(0), x.stride(1), w.stride(0), w.stride(1), part.stride(0),
+            BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8, num_warps=8, num_stages=3,
+        )
+        out = torch.empty((M, 1), dtype=x.dtype, device=x.device)
+        block_t = min(128, next_pow2(part.shape[1]))
+        max_subtract_gelu_kernel[(cdiv(M, 16),)](
+            part, psum, out, M, N, part.shape[1], part.stride(0), out.stride(0), BLOCK_R=16, BLOCK_T=block_t, num_warps=4
+        )
+        return out

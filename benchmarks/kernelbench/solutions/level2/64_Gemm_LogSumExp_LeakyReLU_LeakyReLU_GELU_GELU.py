@@ -1,0 +1,133 @@
+"""Triton solution for KernelBench level2/64_Gemm_LogSumExp_LeakyReLU_LeakyReLU_GELU_GELU: with l =
+logsumexp(x @ W.T (+ b), dim=1), the (batch, 1) result gelu(gelu(leaky_relu(leaky_relu(l, 0.01),
+0.01))), exact (erf) GELU.
+
+A tiled GEMM y = x @ W.T + b: each program computes one BLOCK_M x BLOCK_N tile of the output,
+walking K in BLOCK_K steps with masked loads (W is read through its strides as the transposed
+operand, no copy); program ids are grouped along M so that concurrently running programs share
+panels of W in L2. Products use tl.dot with input_precision="ieee" (true fp32 FMA, no TF32 rounding
+of the operands) so fp32 results meet a 1e-4 tolerance; fp16/bf16 inputs take the tensor cores. The
+bias is optional, as in the reference (HAS_BIAS). Each GEMM program reduces its tile's rows in its
+epilogue to a partial logsumexp (the row's maximum over the tile and the sum of exp(v - max)) and
+stores one pair per row and column tile (no atomics: the result does not depend on the order
+programs run in); a second, small kernel combines a row's pairs, rescaling each sum to the running
+maximum. The combining kernel applies the activations; all of it in float32, the result stored in
+x's dtype."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b) on the host, without the cost of triton.cdiv."""
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
+
+
+@triton.jit
+def gelu_f32(x):
+    """Exact (erf) GELU, as torch.nn.functional.gelu's default."""
+    return 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+
+
+@triton.jit
+def linear_lse_partials_kernel(
+    x_ptr, w_ptr, bias_ptr, pmax_ptr, psum_ptr, M, N, K,
+    stride_xm, stride_xk, stride_wn, stride_wk, stride_pm,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, HAS_BIAS: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    group_size = GROUP_M * num_pid_n
+    first_m = (pid // group_size) * GROUP_M
+    group_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group_size) % group_m
+    pid_n = (pid % group_size) // group_m
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    m_mask = offs_m < M
+    n_mask = offs_n < N
+    x_ptrs = x_ptr + offs_m[:, None].to(tl.int64) * stride_xm + offs_k[None, :].to(tl.int64) * stride_xk
+    w_ptrs = w_ptr + offs_k[:, None].to(tl.int64) * stride_wk + offs_n[None, :].to(tl.int64) * stride_wn
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = tl.load(x_ptrs, mask=m_mask[:, None] & (offs_k[None, :] + k0 < K), other=0.0)
+        b = tl.load(w_ptrs, mask=(offs_k[:, None] + k0 < K) & n_mask[None, :], other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+        x_ptrs += BLOCK_K * stride_xk
+        w_ptrs += BLOCK_K * stride_wk
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)[None, :]
+    v = acc
+    v = tl.where(n_mask[None, :], v, float("-inf"))
+    tile_max = tl.max(v, axis=1)
+    part = offs_m.to(tl.int64) * stride_pm + pid_n
+    tl.store(pmax_ptr + part, tile_max, mask=m_mask)
+    tl.store(psum_ptr + part, tl.sum(tl.exp(v - tile_max[:, None]), axis=1), mask=m_mask)
+
+
+@triton.jit
+def combine_max_sum(pmax_ptr, psum_ptr, rows, r_mask, T, stride_pm, BLOCK_R: tl.constexpr, BLOCK_T: tl.constexpr):
+    """A row's max m and sum of exp(v - m) from its tiles' partials (each tile's sum is rescaled
+    from its own max to the running one). The finite floor of m keeps exp(m - m_new) free of
+    (-inf) - (-inf); rows outside M get s = 1."""
+    ts = tl.arange(0, BLOCK_T)
+    m = tl.full([BLOCK_R], -1.0e38, dtype=tl.float32)
+    s = tl.zeros([BLOCK_R], dtype=tl.float32)
+    for t0 in range(0, T, BLOCK_T):
+        mask = r_mask[:, None] & (t0 + ts[None, :] < T)
+        offs = rows[:, None].to(tl.int64) * stride_pm + t0 + ts[None, :]
+        pm = tl.load(pmax_ptr + offs, mask=mask, other=float("-inf"))
+        ps = tl.load(psum_ptr + offs, mask=mask, other=0.0)
+        m_new = tl.maximum(m, tl.max(pm, axis=1))
+        s = s * tl.exp(m - m_new) + tl.sum(ps * tl.exp(pm - m_new[:, None]), axis=1)
+        m = m_new
+    return m, tl.where(r_mask, s, 1.0)
+
+
+@triton.jit
+def lse_activations_kernel(pmax_ptr, psum_ptr, out_ptr, M, T, stride_pm, stride_om, BLOCK_R: tl.constexpr, BLOCK_T: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    r_mask = rows < M
+    m, s = combine_max_sum(pmax_ptr, psum_ptr, rows, r_mask, T, stride_pm, BLOCK_R, BLOCK_T)
+    lse = m + tl.log(s)
+    y = tl.where(lse >= 0.0, lse, lse * 0.01)
+    y = tl.where(y >= 0.0, y, y * 0.01)
+    y = gelu_f32(gelu_f32(y))
+    tl.store(out_ptr + rows.to(tl.int64) * stride_om, y.to(out_ptr.dtype.element_ty), mask=r_mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w = self.linear.weight
+        bias = self.linear.bias
+        M, K = x.shape
+        N = w.shape[0]
+        block_m = min(128, max(16, next_pow2(M)))
+        block_n = min(128, max(16, next_pow2(N)))
+        block_k = min(32, max(16, next_pow2(K)))
+        pmax = torch.empty((M, cdiv(N, block_n)), dtype=torch.float32, device=x.device)
+        psum = torch.empty_like(pmax)
+        linear_lse_partials_kernel[(cdiv(M, block_m) * cdiv(N, block_n),)](
+            x, w, w if bias is None else bias, pmax, psum, M, N, K,
+            x.stride(0), x.stride(1), w.stride(0), w.stride(1), pmax.stride(0),
+            BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8, HAS_BIAS=bias is not None, num_warps=8, num_stages=3,
+        )
+        out = torch.empty((M, 1), dtype=x.dtype, device=x.device)
+        block_t = min(128, next_pow2(pmax.shape[1]))
+        lse_activations_kernel[(cdiv(M, 16),)](
+            pmax, psum, out, M, pmax.shape[1], pmax.stride(0), out.stride(0), BLOCK_R=16, BLOCK_T=block_t, num_warps=4
+        )
+        return out
