@@ -97,3 +97,17 @@ def test_expected_dtype_overrides_the_reference_dtype():
     bf16 = Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=5e-3)
     assert compare([got], [want], bf16, [torch.float16]).passed
     assert not compare([got], [want], bf16, [torch.bfloat16]).passed
+
+
+def test_against_exact_outputs_the_reference_rounding_is_forgiven_and_nothing_more():
+    torch.manual_seed(0)
+    x = torch.randn(256, 1024)
+    want = x.sum(-1) - x.flip(-1).sum(-1)  # exactly 0 in exact arithmetic; float32 leaves noise
+    exact = x.double().sum(-1) - x.double().flip(-1).sum(-1)
+    assert want.abs().max() > 0
+    assert not compare([torch.zeros_like(want)], [want]).passed
+    assert compare_outputs([torch.zeros_like(want)], [want], [torch.float32], FP32, exact=[exact]).passed
+    downgraded = 0.1 * torch.randn(4096)
+    exact_values = downgraded.double()
+    result = compare_outputs([downgraded.bfloat16().float()], [downgraded], [torch.float32], FP32, exact=[exact_values])
+    assert not result.passed and "relative L2" in result.message

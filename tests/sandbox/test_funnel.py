@@ -64,6 +64,7 @@ class Behaviour:
     problems: tuple[Problem, ...] = ()
     right_when_knocked_out: bool = False  # outputs that do not come from its kernels
     lost_at_run: bool = False
+    exact_zeros: bool = False  # outputs of exactly 0 in place of the reference's
 
 
 @dataclass
@@ -103,6 +104,8 @@ class FakeCandidate:
         if self.behaviour.lost_at_run:
             raise CandidateLost("connection reset by peer")
         outputs = [t.clone() + self.behaviour.error for t in self.model.run(spec).outputs]
+        if self.behaviour.exact_zeros:
+            outputs = [torch.zeros_like(t) for t in outputs]
         own_launches = any(launch.own for launch in self.behaviour.launches)
         if knock_out and own_launches and not self.behaviour.right_when_knocked_out:
             outputs = [torch.full_like(t, float("nan")) for t in outputs]
@@ -126,12 +129,12 @@ class FakeCandidate:
 
 
 def judge(
-    tmp_path: Path, behaviour: Behaviour, candidate_source: str = CANDIDATE_SOURCE
+    tmp_path: Path, behaviour: Behaviour, candidate_source: str = CANDIDATE_SOURCE, task_source: str = TASK_SOURCE
 ) -> tuple[Judgement, FakeCandidate]:
-    """Judges the fake on l1_relu on CPU, timing and profile skipped."""
+    """Judges the fake on a task (l1_relu by default) on CPU, timing and profile skipped."""
     settings = SandboxSettings(device="cpu", work_dir=tmp_path)
     device = torch.device("cpu")
-    task = parse_task(TASK_SOURCE)
+    task = parse_task(task_source)
 
     def reference(name: str) -> Reference:
         (tmp_path / name).mkdir()
@@ -140,7 +143,7 @@ def judge(
     fake = FakeCandidate(reference("candidate"), behaviour)
     request = EvaluationRequest(
         request_id="fake",
-        reference_source=TASK_SOURCE,
+        reference_source=task_source,
         candidate_source=candidate_source,
         options=EvaluationOptions(skip_timing=True, skip_profile=True),
     )
@@ -276,3 +279,38 @@ def test_a_syntax_error_stops_before_the_candidate_is_loaded(tmp_path: Path) -> 
 def test_a_candidate_lost_while_starting_is_not_judged(tmp_path: Path) -> None:
     with pytest.raises(NotJudged, match="before its code was loaded"):
         judge(tmp_path, Behaviour(lost_at_start=True))
+
+
+# Mathematically zero: the same sums in two orders. In float32 the reference returns rounding
+# noise (its relative L2 to an exact answer is 100%); in float64 it is ~1e-16.
+ZERO_TASK = """
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x.sum(dim=-1) - x.flip(-1).sum(dim=-1)
+
+
+batch = 64
+dim = 4096
+
+
+def get_inputs():
+    return [torch.randn(batch, dim)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_candidate_exact_where_the_reference_holds_only_rounding_noise_is_correct(tmp_path: Path) -> None:
+    judgement, _ = judge(tmp_path, Behaviour(exact_zeros=True), task_source=ZERO_TASK)
+    assert judgement.verdict == Verdict.CORRECT, judgement.error
+
+
+def test_a_wrong_candidate_on_a_noise_only_output_still_fails(tmp_path: Path) -> None:
+    judgement, _ = judge(tmp_path, Behaviour(error=5e-3), task_source=ZERO_TASK)
+    assert judgement.verdict == Verdict.INCORRECT
+    assert "relative L2" in judgement.error

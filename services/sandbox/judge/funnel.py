@@ -15,6 +15,7 @@ evidence is collected in evidence.py, and stages end as stages.py says.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -305,7 +306,9 @@ class Evaluation:
             kind, description = InputVariant.TINY, f"tiny: {describe_constants(constants)}"
         else:  # profiles that never shrink: the first run is the task's own inputs
             kind, description = InputVariant.ORIGINAL, f"task sizes, seed {self.tiny_spec.input_seed}"
-        message = self._record_check(kind, description, self._first_run, self.reference_run(self.tiny_spec), None)
+        message = self._record_check(
+            kind, description, self._first_run, self.reference_run(self.tiny_spec), None, self.tiny_spec
+        )
         if message is not None:
             raise Stop(Verdict.INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
         self.check_launches(self._first_run.result.launches, where)
@@ -374,7 +377,9 @@ class Evaluation:
             self._check_run(run, f"on inputs '{variant.description}'")
             if variant.kind == InputVariant.DTYPE:
                 self._check_compiles_in(variant)
-            message = self._record_check(variant.kind, variant.description, run, expected, variant.expected_dtypes)
+            message = self._record_check(
+                variant.kind, variant.description, run, expected, variant.expected_dtypes, variant.reference
+            )
             if message is None:
                 self.check_launches(run.result.launches, f"on inputs '{variant.description}'")
                 self.evidence.stop_if_any()
@@ -533,7 +538,7 @@ class Evaluation:
             run = self._candidate_run(original, expected)
         except CandidateFailed:
             raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
-        if self._judge(run, expected, None)[0] is None:
+        if self._judge(run, expected, None, original)[0] is None:
             raise Stop(
                 Verdict.INCORRECT, f"correct at the task's own sizes but fails on {where}: {failure}"
             ) from failure
@@ -544,13 +549,20 @@ class Evaluation:
         run: CandidateRun,
         expected: ReferenceRun,
         expected_dtypes: Sequence[torch.dtype] | None,
+        reference_spec: RunSpec | None = None,
     ) -> tuple[str | None, Comparison, Tolerance]:
         """The failure message of a judged call (None when right), its comparison and the
-        tolerance: layout, outputs, and the inputs it modified as the reference does."""
+        tolerance: layout, outputs, and the inputs it modified as the reference does. Outputs
+        that fail only the relative-L2 bound are compared once more against the reference run
+        in float64 on ``reference_spec`` (compare.compare_outputs, ``exact``)."""
         count = len(run.result.output_strides) or len(run.outputs)
         outputs, handed_inputs = run.outputs[:count], run.outputs[count:]
         layout = _layout_message(run.result.output_strides, expected.outputs)
         result, tolerance = self._compare(outputs, expected.outputs, expected_dtypes)
+        if result.norm_only and reference_spec is not None:
+            exact = self._exact_outputs(reference_spec, len(expected.outputs))
+            if exact is not None:
+                result, tolerance = self._compare(outputs, expected.outputs, expected_dtypes, exact)
         if layout is not None:
             return layout, result, tolerance
         if not result.passed:
@@ -571,6 +583,17 @@ class Evaluation:
                 return f"input {position} was left different from what the reference leaves in it", result, tolerance
         return None, result, tolerance
 
+    def _exact_outputs(self, spec: RunSpec, count: int) -> list[torch.Tensor] | None:
+        """The reference's outputs computed in float64 from the same weights and inputs (``spec``
+        upcast), or None where it cannot run so."""
+        if spec.dtype == "float64":
+            return None
+        try:
+            outputs = self.reference_run(dataclasses.replace(spec, dtype="float64")).outputs
+        except (TaskFailed, torch.OutOfMemoryError):
+            return None
+        return outputs if len(outputs) == count else None
+
     def _record_check(
         self,
         kind: InputVariant,
@@ -578,9 +601,10 @@ class Evaluation:
         run: CandidateRun,
         expected: ReferenceRun,
         expected_dtypes: Sequence[torch.dtype] | None,
+        reference_spec: RunSpec,
     ) -> str | None:
         """Judges a call, records a CorrectnessCheck, returns the failure message or None."""
-        message, result, tolerance = self._judge(run, expected, expected_dtypes)
+        message, result, tolerance = self._judge(run, expected, expected_dtypes, reference_spec)
         self.checks.append(
             CorrectnessCheck(
                 variant=kind,
@@ -601,11 +625,12 @@ class Evaluation:
         outputs: list[torch.Tensor],
         expected: list[torch.Tensor],
         expected_dtypes: Sequence[torch.dtype] | None = None,
+        exact: Sequence[torch.Tensor] | None = None,
     ) -> tuple[Comparison, Tolerance]:
         dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in expected]
         floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
         tolerance = self.tolerance(floating)
-        return compare_outputs(outputs, expected, dtypes, tolerance), tolerance
+        return compare_outputs(outputs, expected, dtypes, tolerance, exact), tolerance
 
     def footprint(self, spec: RunSpec) -> Footprint:
         run = self.reference_run(spec)

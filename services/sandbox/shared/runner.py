@@ -72,10 +72,10 @@ def _convert(value: Any, spec: RunSpec, device: torch.device) -> Any:
         return value
     if spec.scale != 1.0:
         value = value * spec.scale
+    if spec.round_to is not None:
+        value = value.to(DTYPES[spec.round_to]).to(value.dtype)
     if spec.dtype is not None:
         value = value.to(DTYPES[spec.dtype])
-    elif spec.round_to is not None:
-        value = value.to(DTYPES[spec.round_to]).to(value.dtype)
     return value
 
 
@@ -119,13 +119,13 @@ class ModelRunner:
         with torch.device(self.device) if spec.init_on_device else contextlib.nullcontext():
             model = model_class(*init_inputs)
         model = model.to(self.device)
-        if spec.dtype is not None:
-            model = model.to(DTYPES[spec.dtype])
-        elif spec.round_to is not None:
+        if spec.round_to is not None:
             with torch.no_grad():
                 for tensor in [*model.parameters(), *model.buffers()]:
                     if tensor.is_floating_point():
                         tensor.copy_(tensor.to(DTYPES[spec.round_to]))
+        if spec.dtype is not None:
+            model = model.to(DTYPES[spec.dtype])
         self._models[spec.model_key] = model
         while len(self._models) > _MODELS_KEPT:
             self._models.popitem(last=False)
