@@ -1,10 +1,13 @@
 """KernelBench parity: drkernel's verdicts against KernelBench's own harness on the same kernels.
 
-GPU run (one GPU; drkernel first, then KernelBench, never both at once: they would share the
-GPU's memory and time):
+GPU run (one GPU; drkernel first, then KernelBench, unless ``--concurrent`` runs both at once
+on problems that fit in memory twice, their latencies then including the sharing):
 
     python benchmarks/kernelbench_parity.py --kernelbench .kb --out OUT --device cuda \
         [--set fast] [--problems level1/19_ReLU,level2/12_Gemm_Multiply_LeakyReLU] [--timeout 900]
+
+A run cut by a time limit resumes with ``--merge OUT/kernelbench_parity.json``: what a merged
+report holds is not judged again.
 
 KernelBench's harness takes 90-130 s per candidate on the large level-1 problems (it draws
 every input on the host), so a whole run outlasts a short GPU lease. ``--set fast`` leaves them
@@ -657,6 +660,7 @@ def save(path: Path, args: argparse.Namespace, rows: list[Row], stubs: list[str]
         "kernelbench_correct_trials": KB_CORRECT_TRIALS,
         "kernelbench_perf_trials": args.kb_perf_trials,
         "kernelbench_workers": args.kb_workers,
+        "concurrent": args.concurrent,
         "rows": [asdict(r) for r in rows],
     }
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as handle:
@@ -747,6 +751,12 @@ def parse_args() -> argparse.Namespace:
         "split the work over runs and --merge their reports).",
     )
     parser.add_argument(
+        "--concurrent",
+        action="store_true",
+        help="Run KernelBench's harness at the same time as drkernel (both share the GPU: "
+        "latencies and speedups include it); for --set fast, whose problems fit in memory twice.",
+    )
+    parser.add_argument(
         "--merge",
         type=Path,
         nargs="*",
@@ -806,14 +816,39 @@ def main() -> int:
 
     for report in args.merge:
         merge(rows, json.loads(report.read_text()))
-    # One harness after the other, never both at once: they would share the GPU's memory
-    # (KernelBench's harness alone holds up to 43 GiB on the largest level-1 problems).
-    if args.judges in ("both", "drkernel"):
-        run_drkernel(cands, tasks, args.device, args.timeout, drkernel_done, profiles)
-    if args.device == "cuda" and args.judges in ("both", "kernelbench"):
-        run_kernelbench(
-            cands, tasks, args.kernelbench, args.timeout, args.kb_perf_trials, args.kb_workers, kernelbench_done
-        )
+    # What a merged report already holds is not judged again: merging the run's own report
+    # resumes a run that its time limit cut.
+    for name, row in rows.items():
+        profiles[name] = tuple(p for p in profiles[name] if p not in row.drkernel)
+    drkernel_cands = [c for c in cands if profiles[c.name]]
+    kernelbench_cands = [c for c in cands if rows[c.name].kernelbench is None]
+
+    def drkernel_side() -> None:
+        if args.judges in ("both", "drkernel") and drkernel_cands:
+            run_drkernel(drkernel_cands, tasks, args.device, args.timeout, drkernel_done, profiles)
+
+    def kernelbench_side() -> None:
+        if args.device == "cuda" and args.judges in ("both", "kernelbench") and kernelbench_cands:
+            run_kernelbench(
+                kernelbench_cands,
+                tasks,
+                args.kernelbench,
+                args.timeout,
+                args.kb_perf_trials,
+                args.kb_workers,
+                kernelbench_done,
+            )
+
+    if args.concurrent:
+        # Both harnesses at once on one GPU: their latencies and speedups then include the
+        # sharing (the report says so); only for problems whose memory fits twice (--set fast).
+        other = threading.Thread(target=kernelbench_side, name="kernelbench")
+        other.start()
+        drkernel_side()
+        other.join()
+    else:  # one after the other: KernelBench's harness alone holds up to 43 GiB on the largest problems
+        drkernel_side()
+        kernelbench_side()
     with lock:
         for c in cands:
             rows[c.name].note = note(rows[c.name], args.shrink)
