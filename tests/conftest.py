@@ -1,11 +1,13 @@
 """Shared fixtures: an asyncio loop in a background thread, so that real gRPC servers run
-inside the test process while tests call them with ordinary blocking clients, and one real
-sandbox server on loopback shared by every test that needs kernels judged."""
+inside the test process while tests call them with ordinary blocking clients, one real
+sandbox server on loopback shared by every test that needs kernels judged, and throwaway TLS
+certificates."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import shutil
 import sys
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
@@ -15,10 +17,11 @@ import grpc
 import pytest
 
 import drkernel.background
-from drkernel.sections import ServerSettings
+from drkernel.sections import SecuritySettings, ServerSettings
 from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.server.servicer import RunningSandbox, start_sandbox
 from services.sandbox.settings import SandboxSettings
+from tests.certificates import Certificates, make_certificates
 
 T = TypeVar("T")
 
@@ -60,7 +63,9 @@ def sandbox_settings(work_dir: Path, **overrides: object) -> SandboxSettings:
 
 @pytest.fixture(scope="session")
 def sandbox(background_loop: BackgroundLoop, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSandbox]:
-    running = background_loop.run(start_sandbox(sandbox_settings(tmp_path_factory.mktemp("sandbox"))))
+    running = background_loop.run(
+        start_sandbox(sandbox_settings(tmp_path_factory.mktemp("sandbox")), SecuritySettings())
+    )
     yield running
     background_loop.run(running.stop())
 
@@ -69,3 +74,10 @@ def sandbox(background_loop: BackgroundLoop, tmp_path_factory: pytest.TempPathFa
 def sandbox_stub(sandbox: RunningSandbox) -> Iterator[sandbox_pb2_grpc.SandboxServiceStub]:
     with grpc.insecure_channel(sandbox.address) as channel:
         yield sandbox_pb2_grpc.SandboxServiceStub(channel)
+
+
+@pytest.fixture(scope="session")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command line is not installed")
+    return make_certificates(tmp_path_factory.mktemp("tls"))

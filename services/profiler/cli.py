@@ -65,11 +65,11 @@ def run_profile(args: argparse.Namespace) -> int:
     if args.device:
         request.device = {"cpu": common_pb2.DEVICE_CPU, "cuda": common_pb2.DEVICE_CUDA}[args.device]
     if args.server:
-        from drkernel.channels import insecure_channel
+        from drkernel.channels import open_channel
         from drkernel.v1 import profiler_pb2_grpc
 
         service = profiler_pb2.DESCRIPTOR.services_by_name["ProfilerService"].full_name
-        with insecure_channel(args.server, service) as channel:
+        with open_channel(args.server, service, settings.security) as channel:
             wait = (args.timeout or settings.sandbox.max_timeout_seconds) + 120
             response = profiler_pb2_grpc.ProfilerServiceStub(channel).Profile(request, timeout=wait)
     else:
