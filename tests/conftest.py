@@ -1,7 +1,7 @@
 """Shared fixtures: an asyncio loop in a background thread, so that real gRPC servers run
 inside the test process while tests call them with ordinary blocking clients, one real
-sandbox server on loopback shared by every test that needs kernels judged, and throwaway TLS
-certificates."""
+sandbox server on loopback shared by every test that needs kernels judged, throwaway TLS
+certificates, and two small sandbox servers that require TLS and the token."""
 
 from __future__ import annotations
 
@@ -81,3 +81,22 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
     if shutil.which("openssl") is None:
         pytest.skip("the openssl command line is not installed")
     return make_certificates(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="session")
+def secure_sandboxes(
+    background_loop: BackgroundLoop, tmp_path_factory: pytest.TempPathFactory, certificates: Certificates
+) -> Iterator[list[RunningSandbox]]:
+    """Two sandbox servers of one CPU worker each, requiring TLS and the bearer token."""
+
+    async def start_both() -> list[RunningSandbox]:
+        settings = [
+            sandbox_settings(tmp_path_factory.mktemp("secure-sandbox"), cpu_workers=1, warm_candidates=1)
+            for _ in range(2)
+        ]
+        return list(await asyncio.gather(*(start_sandbox(s, certificates.security()) for s in settings)))
+
+    running = background_loop.run(start_both())
+    yield running
+    for sandbox in running:
+        background_loop.run(sandbox.stop())
