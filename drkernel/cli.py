@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "services.profiler.cli",
     "services.policy.cli",
     "services.trainer.cli",
+    "drkernel.up",
 )
 
 

@@ -1,12 +1,15 @@
 """Shared fixtures: an asyncio loop in a background thread, so that real gRPC servers run
 inside the test process while tests call them with ordinary blocking clients, one real
 sandbox server on loopback shared by every test that needs kernels judged, throwaway TLS
-certificates, and two small sandbox servers that require TLS and the token."""
+certificates, two small sandbox servers that require TLS and the token, and a tiny random
+policy model with the default model's tokenizer (real chat template, real vocabulary, seconds
+to train on a CPU) for the trainer's tests and the end-to-end test of `drkernel up`."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import shutil
 import sys
 from collections.abc import Coroutine, Iterator
@@ -22,6 +25,9 @@ from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.server.servicer import RunningSandbox, start_sandbox
 from services.sandbox.settings import SandboxSettings
 from tests.certificates import Certificates, make_certificates
+from tests.policy.helpers import build_tiny_model
+
+os.environ["HF_HUB_OFFLINE"] = "1"
 
 T = TypeVar("T")
 
@@ -100,3 +106,21 @@ def secure_sandboxes(
     yield running
     for sandbox in running:
         background_loop.run(sandbox.stop())
+
+
+@pytest.fixture(scope="session")
+def trainer_tokenizer() -> Any:
+    """The embedded default model's tokenizer, read straight from its GGUF file (a few seconds;
+    converting the whole model would take several times longer)."""
+    from transformers import AutoTokenizer
+
+    from services.policy.default_model import gguf_path
+
+    source = gguf_path()
+    return AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name, local_files_only=True)
+
+
+@pytest.fixture(scope="session")
+def tiny_policy_dir(tmp_path_factory: pytest.TempPathFactory, trainer_tokenizer: Any) -> Path:
+    """A random 2-layer Qwen2 with the default tokenizer, saved as a model directory."""
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-policy"), trainer_tokenizer, seed=0)
