@@ -28,6 +28,16 @@ class ServerSettings(Section):
     port: int = Field(50051, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
     metrics_port: int = Field(9101, ge=0, le=65535, description="Prometheus /metrics port; 0 picks a free one.")
     metrics: bool = Field(True, description="Serve Prometheus metrics over HTTP.")
+    health_port: int | None = Field(
+        None,
+        ge=0,
+        le=65535,
+        description=(
+            "A second, plaintext port serving only the gRPC health service (SERVING or "
+            "NOT_SERVING, nothing else), for probes that speak no TLS or hold no client "
+            "certificate, such as Kubernetes' grpc probes; unset: none; 0 picks a free one."
+        ),
+    )
     grace_seconds: float = Field(30.0, gt=0, description="After SIGTERM, in-flight calls get this long to finish.")
     max_message_bytes: int = Field(64 * 2**20, gt=0, description="Largest gRPC message accepted or sent.")
     max_connection_age_seconds: float = Field(

@@ -275,6 +275,8 @@ class RunningServer:
     port: int
     metrics_port: int | None
     grace_seconds: float
+    health_server: grpc.aio.Server | None = None
+    health_port: int | None = None
 
     async def stop(self) -> None:
         """Marks the server NOT_SERVING, refuses new calls and waits for in-flight ones (a
@@ -285,6 +287,23 @@ class RunningServer:
             await asyncio.wait_for(self.server.stop(self.grace_seconds), limit)
         except TimeoutError:
             log.error("gRPC server did not stop in time", port=self.port, waited_seconds=limit)
+        if self.health_server is not None:
+            await self.health_server.stop(None)
+
+
+async def _start_health_server(
+    servicer: health.aio.HealthServicer, host: str, port: int
+) -> tuple[grpc.aio.Server, int]:
+    """A plaintext server of the health service alone, for probes that cannot speak TLS or
+    present a client certificate (Kubernetes' grpc probes): it tells SERVING or NOT_SERVING and
+    nothing else."""
+    server = grpc.aio.server()
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if bound == 0:
+        raise Unavailable(f"could not bind the health port {host}:{port}")
+    await server.start()
+    return server, bound
 
 
 def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
@@ -330,6 +349,9 @@ async def start_server(
         http_server, _ = prometheus_client.start_http_server(settings.metrics_port)
         metrics_port = http_server.server_port
     await server.start()
+    health_server, health_port = None, None
+    if settings.health_port is not None:
+        health_server, health_port = await _start_health_server(health_servicer, settings.host, settings.health_port)
     for name in ["", *names]:
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     log.info(
@@ -337,11 +359,14 @@ async def start_server(
         services=names,
         port=port,
         metrics_port=metrics_port,
+        health_port=health_port,
         tls=credentials is not None,
         client_certificates=security.require_client_cert,
         token=token is not None,
     )
-    return RunningServer(server, health_servicer, port, metrics_port, settings.grace_seconds)
+    return RunningServer(
+        server, health_servicer, port, metrics_port, settings.grace_seconds, health_server, health_port
+    )
 
 
 async def serve_until_signalled(

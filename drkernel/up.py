@@ -89,7 +89,7 @@ def environment(settings: Settings, args: argparse.Namespace) -> dict[str, str]:
         env[CONFIG_ENV_VAR] = str(args.config.resolve())
     for name, server in servers(settings).items():
         if server.port == 0:
-            raise CliError(f"drkernel up needs a fixed port for every service: {name}.server.port is 0")
+            raise CliError(f"up needs a fixed port for every service: {name}.server.port is 0")
         env[f"DRKERNEL_{name.upper()}__SERVER__HOST"] = HOST
     env["DRKERNEL_PROFILER__SANDBOX_ADDRESS"] = f"{HOST}:{settings.sandbox.server.port}"
     return env

@@ -121,11 +121,16 @@ def test_calls_without_the_right_token_are_unauthenticated(
         (tmp_path / "token").write_text(token)
         security = security.model_copy(update={"token_file": tmp_path / "token"})
     before = _refused()
-    with open_channel(secured.address, SERVICE_NAME, security) as channel, pytest.raises(grpc.RpcError) as caught:
-        list_runs(channel)
-    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
-    assert message in caught.value.details()
-    assert _refused() == before + 1
+    with open_channel(secured.address, SERVICE_NAME, security) as channel:
+        with pytest.raises(grpc.RpcError) as caught:
+            list_runs(channel)
+        assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert message in caught.value.details()
+        assert _refused() == before + 1
+        watch = trainer_pb2_grpc.TrainerServiceStub(channel).WatchRun(pb.WatchRunRequest(run_id="first"))
+        with pytest.raises(grpc.RpcError) as caught:
+            list(watch)  # a streaming method is refused the same way
+        assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
 def test_health_checks_need_no_token(secured: RunningTrainer, certificates: Certificates) -> None:
@@ -134,6 +139,21 @@ def test_health_checks_need_no_token(secured: RunningTrainer, certificates: Cert
             health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=TIMEOUT
         )
     assert answer.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_the_health_port_answers_plaintext_probes_and_nothing_else(
+    background_loop: BackgroundLoop, certificates: Certificates, tmp_path: Path
+) -> None:
+    runs_dir, security = runs_dir_with(tmp_path, "probed"), certificates.security(mutual=True)
+    with (
+        trainer(background_loop, runs_dir, security, health_port=0) as running,
+        grpc.insecure_channel(f"127.0.0.1:{running.server.health_port}") as probe,
+    ):
+        answer = health_pb2_grpc.HealthStub(probe).Check(health_pb2.HealthCheckRequest(), timeout=TIMEOUT)
+        assert answer.status == health_pb2.HealthCheckResponse.SERVING
+        with pytest.raises(grpc.RpcError) as caught:
+            list_runs(probe)
+        assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
 def test_mutual_tls_refuses_clients_without_a_certificate(
