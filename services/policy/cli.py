@@ -27,7 +27,13 @@ def register(commands: Any, serve_commands: Any) -> None:
     )
     generate.add_argument("--prompt", required=True, help="The prompt text.")
     generate.add_argument("--raw", action="store_true", help="Continue the text as it is (no chat template).")
-    generate.add_argument("--server", help="HOST:PORT of a policy server; default: generate locally.")
+    generate.add_argument(
+        "--server",
+        help=(
+            "Address of a policy server (HOST:PORT or dns:///HOST:PORT); default: generate locally; "
+            "TLS and token from the security settings."
+        ),
+    )
     generate.add_argument(
         "--model", type=Path, help="Model directory for local generation (default: the embedded one)."
     )

@@ -14,7 +14,13 @@ def register(commands: Any, serve_commands: Any) -> None:
     profile = commands.add_parser("profile", help="Where a candidate's device time goes, and its coverage.")
     profile.add_argument("--task", type=Path, required=True, help="KernelBench-format task module.")
     profile.add_argument("--candidate", type=Path, required=True, help="Module defining ModelNew.")
-    profile.add_argument("--server", help="HOST:PORT of a profiler server; default: profile locally.")
+    profile.add_argument(
+        "--server",
+        help=(
+            "Address of a profiler server (HOST:PORT, dns:///HOST:PORT, IP list); default: profile locally; "
+            "TLS and token from the security settings."
+        ),
+    )
     profile.add_argument("--device", choices=["cpu", "cuda"], help="Default: the sandbox's.")
     profile.add_argument("--timeout", type=float, default=0.0, help="Seconds (default: the sandbox's).")
     profile.add_argument("--json", action="store_true", help="Print the ProfileResponse as proto3 JSON.")

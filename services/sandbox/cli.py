@@ -18,7 +18,13 @@ def register(commands: Any, serve_commands: Any) -> None:
     evaluate = commands.add_parser("eval", help="Judge a candidate kernel against a task.")
     evaluate.add_argument("--task", type=Path, required=True, help="KernelBench-format task module.")
     evaluate.add_argument("--candidate", type=Path, required=True, help="Module defining ModelNew.")
-    evaluate.add_argument("--server", help="HOST:PORT of a sandbox server; default: evaluate locally.")
+    evaluate.add_argument(
+        "--server",
+        help=(
+            "Address of a sandbox server (HOST:PORT, dns:///HOST:PORT, IP list); default: evaluate locally; "
+            "TLS and token from the security settings."
+        ),
+    )
     evaluate.add_argument("--timeout", type=float, default=0.0, help="Seconds (default: the server's).")
     evaluate.add_argument("--device", choices=["cpu", "cuda"], help="Default: the server's.")
     evaluate.add_argument("--seed", type=int, help="Base seed for weights and inputs.")
