@@ -71,11 +71,14 @@ class Service:
         code = self.process.poll()
         if code is None:
             return None
+        if self.forwarder is not None:
+            self.forwarder.join(5)  # its last lines, which say why
         last = next((line for line in reversed(self.last_lines) if line.strip()), "no output")
         return f"{self.name} exited with code {code}: {last}"
 
 
 def servers(settings: Settings) -> dict[str, ServerSettings]:
+    """Each service's server settings, in the order the services start."""
     return {name: getattr(settings, name).server for name in SERVICES}
 
 
@@ -95,8 +98,7 @@ def environment(settings: Settings, args: argparse.Namespace) -> dict[str, str]:
     return env
 
 
-def start(settings: Settings, args: argparse.Namespace) -> list[Service]:
-    env = environment(settings, args)
+def start(settings: Settings, env: dict[str, str], args: argparse.Namespace) -> list[Service]:
     log_level = ["--log-level", args.log_level] if args.log_level else []
     started = []
     for name, server in servers(settings).items():
@@ -168,10 +170,10 @@ def stop_all(services: list[Service], settings: Settings) -> None:
 
 def run_up(args: argparse.Namespace) -> int:
     settings = load_settings_for(args, server=True)
+    env = environment(settings, args)
     stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    services = start(settings, args)
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    services = start(settings, env, args)
     try:
         wait_until_serving(services, settings, args.ready_timeout, stop)
         if not stop.is_set():
@@ -188,4 +190,6 @@ def run_up(args: argparse.Namespace) -> int:
             stop.wait(_POLL_SECONDS)
     finally:
         stop_all(services, settings)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return EXIT_OK

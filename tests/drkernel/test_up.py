@@ -20,12 +20,11 @@ import pytest
 import yaml
 
 from drkernel.channels import open_channel
+from drkernel.cli import EXIT_USAGE, main
 from drkernel.v1 import policy_pb2, policy_pb2_grpc, profiler_pb2, profiler_pb2_grpc, sandbox_pb2, trainer_pb2_grpc
 from drkernel.v1 import trainer_pb2 as pb
 from tests.certificates import Certificates
 from tests.sandbox.conftest import source
-
-pytestmark = pytest.mark.slow  # four services and a training job start as processes
 
 TIMEOUT = 300
 
@@ -69,6 +68,15 @@ def read_lines(stream: Any, lines: queue.Queue[str]) -> None:
         lines.put(line)
 
 
+def test_up_needs_a_fixed_port_for_every_service(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DRKERNEL_POLICY__SERVER__PORT", "0")
+    assert main(["up"]) == EXIT_USAGE
+    assert capsys.readouterr().err == "drkernel: up needs a fixed port for every service: policy.server.port is 0\n"
+
+
+@pytest.mark.slow  # four services and a training job start as processes
 def test_four_processes_run_a_training_step(tmp_path: Path, tiny_policy_dir: Path, certificates: Certificates) -> None:
     config, ports = settings_file(tmp_path, tiny_policy_dir, certificates)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DRKERNEL_")}
