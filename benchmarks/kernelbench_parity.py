@@ -72,7 +72,7 @@ import types
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from tqdm import tqdm
@@ -86,6 +86,9 @@ from drkernel.v1 import (
 )
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.shared.task_source import with_constants
+
+if TYPE_CHECKING:
+    from services.sandbox.client import LocalSandbox
 
 CORPUS = ROOT / "benchmarks" / "kernelbench"
 SOLUTIONS = CORPUS / "solutions"
@@ -340,13 +343,13 @@ def drkernel_result(response: pb.EvaluateResponse | grpc.RpcError, wall_seconds:
 
 
 def judge_drkernel(
-    address: str,
+    sandbox: LocalSandbox,
     requests: list[pb.EvaluateRequest],
     in_flight: int,
     timeout: float,
     on_result: Callable[[str, DrkernelResult], None],
 ) -> None:
-    """Sends the requests with ``in_flight`` unary calls at a time; ``on_result`` gets each
+    """Sends the requests to ``sandbox`` with ``in_flight`` unary calls at a time; ``on_result`` gets each
     result by request id as it comes."""
 
     def one(req: pb.EvaluateRequest) -> tuple[str, DrkernelResult]:
@@ -361,7 +364,7 @@ def judge_drkernel(
         progress.update()
 
     with (
-        grpc.insecure_channel(address) as channel,
+        sandbox.channel() as channel,
         tqdm(total=len(requests), desc="drkernel", file=sys.stderr) as progress,
     ):
         stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
@@ -399,7 +402,7 @@ def run_drkernel(
             work_dir=Path(work_dir),
         )
         try:
-            judge_drkernel(sandbox.address, requests, in_flight=workers, timeout=timeout + 600, on_result=on_result)
+            judge_drkernel(sandbox, requests, in_flight=workers, timeout=timeout + 600, on_result=on_result)
         finally:
             sandbox.stop()
 

@@ -21,8 +21,6 @@ import statistics
 import sys
 from pathlib import Path
 
-import grpc
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -64,7 +62,7 @@ def main() -> int:
     device = common_pb2.DEVICE_CUDA if args.device == "cuda" else common_pb2.DEVICE_CPU
     sandbox = LocalSandbox(device=args.device, cpu_workers=1)
     rows = []
-    with grpc.insecure_channel(sandbox.address) as channel, (args.out / "profiler.jsonl").open("w") as log:
+    with sandbox.channel() as channel, (args.out / "profiler.jsonl").open("w") as log:
         stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
         for name, task, candidate in cases(args.size):
             seconds: dict[bool, list[float]] = {True: [], False: []}

@@ -23,8 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-import grpc
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -106,7 +104,7 @@ def main() -> int:
         )
 
     described = None
-    with grpc.insecure_channel(sandbox.address) as channel:
+    with sandbox.channel() as channel:
         stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
         described = stub.Describe(pb.DescribeRequest())
         tasks = (

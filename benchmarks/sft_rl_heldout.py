@@ -116,6 +116,7 @@ def evaluate(args: argparse.Namespace, model: Path, config: RunConfig) -> dict[s
                 settings,
                 config.reward,
                 progress=False,
+                security=services.security,
             )
         )
     finally:

@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "services.profiler.cli",
     "services.policy.cli",
     "services.trainer.cli",
+    "drkernel.up",
 )
 
 
@@ -64,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_settings_for(args: argparse.Namespace, *, server: bool = False) -> Settings:
     """Loads the settings named by --config and sets up logging: servers log as configured,
-    other commands log warnings as text so that stdout stays theirs."""
+    other commands log warnings as text so that stdout stays theirs. A server's TLS and token
+    files are read here too, so that a bad one stops it before workers start or a model loads."""
     from drkernel.config import load_settings
     from drkernel.logs import configure_logging
     from drkernel.sections import LogSettings
@@ -74,6 +76,11 @@ def load_settings_for(args: argparse.Namespace, *, server: bool = False) -> Sett
     if args.log_level:
         log = log.model_copy(update={"level": args.log_level})
     configure_logging(log)
+    if server:
+        from drkernel.credentials import bearer_token, server_credentials
+
+        server_credentials(settings.security)
+        bearer_token(settings.security)
     return settings
 
 

@@ -22,7 +22,7 @@ from pydantic_settings import (
 )
 
 from drkernel.errors import InvalidArgument
-from drkernel.sections import LogSettings
+from drkernel.sections import LogSettings, SecuritySettings
 from services.policy.settings import PolicySettings
 from services.profiler.settings import ProfilerSettings
 from services.sandbox.settings import SandboxSettings
@@ -37,6 +37,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DRKERNEL_", env_nested_delimiter="__", extra="forbid", frozen=True)
 
     log: LogSettings = LogSettings()
+    security: SecuritySettings = SecuritySettings()
     sandbox: SandboxSettings = SandboxSettings()
     profiler: ProfilerSettings = ProfilerSettings()
     policy: PolicySettings = PolicySettings()

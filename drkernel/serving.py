@@ -2,13 +2,15 @@
 
 One place for what each service needs around its servicer: stock health checking and
 reflection, Prometheus metrics, the mapping of exceptions to status codes, refusal of
-undecodable requests with INVALID_ARGUMENT, and a graceful stop on SIGTERM that lets
-in-flight calls finish.
+undecodable requests with INVALID_ARGUMENT, TLS and the bearer-token check (the security
+section), connections recycled every ``max_connection_age_seconds`` so that round-robin clients
+find new replicas, keepalive, and a graceful stop on SIGTERM that lets in-flight calls finish.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import signal
 import time
 import uuid
@@ -22,6 +24,8 @@ from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from drkernel.channels import KEEPALIVE_SECONDS, KEEPALIVE_TIMEOUT_SECONDS
+from drkernel.credentials import bearer_token, server_credentials
 from drkernel.errors import (
     DrKernelError,
     FailedPrecondition,
@@ -31,7 +35,7 @@ from drkernel.errors import (
     Unavailable,
 )
 from drkernel.logs import get_logger
-from drkernel.sections import ServerSettings
+from drkernel.sections import SecuritySettings, ServerSettings
 
 log = get_logger(__name__)
 
@@ -57,6 +61,8 @@ _Request = TypeVar("_Request")
 _Response = TypeVar("_Response")
 
 RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
+# Probes (Kubernetes' grpc probes, load balancers) carry no token; neither leaks anything.
+_OPEN_METHODS = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 _STOP_MARGIN_SECONDS = 10.0  # past the grace period, for gRPC to cancel what is left
 
 
@@ -82,6 +88,56 @@ class ServiceBinding:
     register: Callable[[grpc.aio.Server], None]
 
 
+class _Authenticator(grpc.aio.ServerInterceptor):
+    """Refuses calls without the shared bearer token with UNAUTHENTICATED, before their request
+    is read; health checks and reflection stay open. Refusals count in drkernel_rpc_total."""
+
+    def __init__(self, token: str) -> None:
+        self._expected = f"Bearer {token}".encode()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[_Request, _Response] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[_Request, _Response] | None:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or method.startswith(_OPEN_METHODS):
+            return handler
+        refusal = self._refusal(handler_call_details.invocation_metadata or ())
+        if refusal is None:
+            return handler
+        RPC_TOTAL.labels(method, grpc.StatusCode.UNAUTHENTICATED.name).inc()
+        return _refusing(handler, refusal)
+
+    def _refusal(self, metadata: Sequence[tuple[str, str | bytes]]) -> str | None:
+        """Why the call is refused, or None when it carries the token (compared in constant time)."""
+        given = [value for key, value in metadata if key == "authorization"]
+        if not given:
+            return "this server requires a bearer token (metadata 'authorization: Bearer <token>'; security.token_file)"
+        value = given[0] if isinstance(given[0], bytes) else given[0].encode()
+        if len(given) > 1 or not hmac.compare_digest(value, self._expected):
+            return "the bearer token is not this server's (security.token_file)"
+        return None
+
+
+def _refusing(handler: grpc.RpcMethodHandler[Any, Any], message: str) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler of the same kind as ``handler`` that answers UNAUTHENTICATED without reading
+    the request."""
+
+    async def refuse(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+
+    out = handler.response_serializer
+    if handler.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(refuse, response_serializer=out)
+    if handler.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(refuse, response_serializer=out)
+    if handler.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(refuse, response_serializer=out)
+    return grpc.stream_stream_rpc_method_handler(refuse, response_serializer=out)
+
+
 class _Interceptor(grpc.aio.ServerInterceptor):
     """Parses requests itself (bad bytes -> INVALID_ARGUMENT), maps exceptions, records metrics."""
 
@@ -92,7 +148,7 @@ class _Interceptor(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler[_Request, _Response] | None:
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
-        if handler is None or method.startswith(("/grpc.health", "/grpc.reflection")):
+        if handler is None or method.startswith(_OPEN_METHODS):
             return handler
         parse = handler.request_deserializer
         out = handler.response_serializer
@@ -219,6 +275,8 @@ class RunningServer:
     port: int
     metrics_port: int | None
     grace_seconds: float
+    health_server: grpc.aio.Server | None = None
+    health_port: int | None = None
 
     async def stop(self) -> None:
         """Marks the server NOT_SERVING, refuses new calls and waits for in-flight ones (a
@@ -229,15 +287,50 @@ class RunningServer:
             await asyncio.wait_for(self.server.stop(self.grace_seconds), limit)
         except TimeoutError:
             log.error("gRPC server did not stop in time", port=self.port, waited_seconds=limit)
+        if self.health_server is not None:
+            await self.health_server.stop(None)
 
 
-async def start_server(bindings: Sequence[ServiceBinding], settings: ServerSettings) -> RunningServer:
-    """Starts a gRPC server with the given services plus health, reflection and metrics."""
-    options = [
+async def _start_health_server(
+    servicer: health.aio.HealthServicer, host: str, port: int
+) -> tuple[grpc.aio.Server, int]:
+    """A plaintext server of the health service alone, for probes that cannot speak TLS or
+    present a client certificate (Kubernetes' grpc probes): it tells SERVING or NOT_SERVING and
+    nothing else."""
+    server = grpc.aio.server()
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if bound == 0:
+        raise Unavailable(f"could not bind the health port {host}:{port}")
+    await server.start()
+    return server, bound
+
+
+def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
+    """Message limits, connection age and keepalive of a server."""
+    return [
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
+        ("grpc.max_connection_age_ms", round(settings.max_connection_age_seconds * 1000)),
+        ("grpc.max_connection_age_grace_ms", round(settings.max_connection_age_grace_seconds * 1000)),
+        # Ping idle clients to find dead ones, and allow the clients' own pings
+        # (drkernel.channels), with slack, instead of closing with "too many pings".
+        ("grpc.keepalive_time_ms", KEEPALIVE_SECONDS * 1000),
+        ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_SECONDS * 1000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", KEEPALIVE_SECONDS * 1000 // 2),
     ]
-    server = grpc.aio.server(interceptors=[_Interceptor()], options=options)
+
+
+async def start_server(
+    bindings: Sequence[ServiceBinding], settings: ServerSettings, security: SecuritySettings
+) -> RunningServer:
+    """Starts a gRPC server with the given services plus health, reflection and metrics; TLS and
+    the token check as ``security`` says (its files are read here: a bad one fails the start)."""
+    credentials = server_credentials(security)
+    token = bearer_token(security)
+    interceptors: list[grpc.aio.ServerInterceptor] = [_Authenticator(token)] if token is not None else []
+    server = grpc.aio.server(interceptors=[*interceptors, _Interceptor()], options=server_options(settings))
     for binding in bindings:
         binding.register(server)
     health_servicer = health.aio.HealthServicer()
@@ -247,7 +340,8 @@ async def start_server(bindings: Sequence[ServiceBinding], settings: ServerSetti
         [*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
         server,
     )
-    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    where = f"{settings.host}:{settings.port}"
+    port = server.add_insecure_port(where) if credentials is None else server.add_secure_port(where, credentials)
     if port == 0:
         raise Unavailable(f"could not bind {settings.host}:{settings.port}")
     metrics_port = None
@@ -255,19 +349,40 @@ async def start_server(bindings: Sequence[ServiceBinding], settings: ServerSetti
         http_server, _ = prometheus_client.start_http_server(settings.metrics_port)
         metrics_port = http_server.server_port
     await server.start()
+    health_server, health_port = None, None
+    if settings.health_port is not None:
+        health_server, health_port = await _start_health_server(health_servicer, settings.host, settings.health_port)
     for name in ["", *names]:
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    log.info("serving", services=names, port=port, metrics_port=metrics_port)
-    return RunningServer(server, health_servicer, port, metrics_port, settings.grace_seconds)
+    log.info(
+        "serving",
+        services=names,
+        port=port,
+        metrics_port=metrics_port,
+        health_port=health_port,
+        tls=credentials is not None,
+        client_certificates=security.require_client_cert,
+        token=token is not None,
+    )
+    return RunningServer(
+        server, health_servicer, port, metrics_port, settings.grace_seconds, health_server, health_port
+    )
 
 
 async def serve_until_signalled(
     bindings: Sequence[ServiceBinding],
     settings: ServerSettings,
+    security: SecuritySettings,
     on_stopped: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Runs a server until SIGTERM or SIGINT, then stops it gracefully."""
-    running = await start_server(bindings, settings)
+    """Runs a server until SIGTERM or SIGINT, then stops it gracefully. ``on_stopped`` runs
+    after the server stopped, or when it could not start."""
+    try:
+        running = await start_server(bindings, settings, security)
+    except BaseException:
+        if on_stopped is not None:
+            await on_stopped()
+        raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drkernel.cli import EXIT_OK, CliError, load_settings_for, print_json, with_cli_ports
+
+if TYPE_CHECKING:
+    from drkernel.sections import SecuritySettings
 
 BACKENDS = ("transformers", "vllm")
 
@@ -24,7 +27,13 @@ def register(commands: Any, serve_commands: Any) -> None:
     )
     generate.add_argument("--prompt", required=True, help="The prompt text.")
     generate.add_argument("--raw", action="store_true", help="Continue the text as it is (no chat template).")
-    generate.add_argument("--server", help="HOST:PORT of a policy server; default: generate locally.")
+    generate.add_argument(
+        "--server",
+        help=(
+            "Address of a policy server (HOST:PORT or dns:///HOST:PORT); default: generate locally; "
+            "TLS and token from the security settings."
+        ),
+    )
     generate.add_argument(
         "--model", type=Path, help="Model directory for local generation (default: the embedded one)."
     )
@@ -83,12 +92,12 @@ async def generate_locally(settings: Any, request: Any) -> Any:
         await engine.close()
 
 
-def generate_remotely(address: str, request: Any) -> Any:
-    from drkernel.channels import insecure_channel
+def generate_remotely(address: str, request: Any, security: SecuritySettings) -> Any:
+    from drkernel.channels import open_channel
     from drkernel.v1 import policy_pb2, policy_pb2_grpc
 
     service = policy_pb2.DESCRIPTOR.services_by_name["PolicyService"].full_name
-    with insecure_channel(address, service) as channel:
+    with open_channel(address, service, security) as channel:
         return policy_pb2_grpc.PolicyServiceStub(channel).Generate(request)
 
 
@@ -102,7 +111,7 @@ def run_generate(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={"policy": settings.policy.model_copy(update={"model": args.model})})
     request = build_request(args)
     if args.server:
-        response = generate_remotely(args.server, request)
+        response = generate_remotely(args.server, request, settings.security)
     else:
         response = asyncio.run(generate_locally(settings, request))
     if args.json:

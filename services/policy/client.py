@@ -10,7 +10,8 @@ from pathlib import Path
 
 import torch
 
-from drkernel.channels import insecure_aio_channel
+from drkernel.channels import open_aio_channel
+from drkernel.sections import SecuritySettings
 from drkernel.v1 import policy_pb2 as pb
 from drkernel.v1 import policy_pb2_grpc
 from services.policy.types import ChatMessage
@@ -53,11 +54,15 @@ def tensor_update_requests(
 
 
 class PolicyClient:
-    """Async calls to one PolicyService, at most ``concurrency`` generations at a time."""
+    """Async calls to one PolicyService, at most ``concurrency`` generations at a time. Calls
+    are not spread over replicas: UpdateWeights reaches the one server this client talks to,
+    and its completions must come from those weights (the run's staleness bound)."""
 
-    def __init__(self, address: str, concurrency: int = 8, timeout_seconds: float = 3600.0) -> None:
+    def __init__(
+        self, address: str, concurrency: int = 8, timeout_seconds: float = 3600.0, *, security: SecuritySettings
+    ) -> None:
         self.address = address
-        self._channel = insecure_aio_channel(address, SERVICE)
+        self._channel = open_aio_channel(address, SERVICE, security, spread=False)
         self._stub = policy_pb2_grpc.PolicyServiceStub(self._channel)
         self._slots = asyncio.Semaphore(concurrency)
         self._timeout = timeout_seconds

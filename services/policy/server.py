@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from drkernel.config import Settings
+from drkernel.sections import SecuritySettings
 from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server
 from drkernel.v1 import policy_pb2_grpc
 from services.policy.engine import PolicyEngine, open_engine
@@ -36,11 +37,11 @@ class RunningPolicy:
         await self.engine.close()
 
 
-async def start_policy(settings: PolicySettings) -> RunningPolicy:
+async def start_policy(settings: PolicySettings, security: SecuritySettings) -> RunningPolicy:
     """Loads the model and starts a server for it; returns once it serves."""
     engine = open_engine(settings)
     try:
-        server = await start_server([binding(engine, settings)], settings.server)
+        server = await start_server([binding(engine, settings)], settings.server, security)
     except BaseException:
         await engine.close()
         raise
@@ -50,4 +51,6 @@ async def start_policy(settings: PolicySettings) -> RunningPolicy:
 async def serve(settings: Settings) -> None:
     """Loads the model, serves until SIGTERM, lets running requests finish, then unloads."""
     engine = open_engine(settings.policy)
-    await serve_until_signalled([binding(engine, settings.policy)], settings.policy.server, on_stopped=engine.close)
+    await serve_until_signalled(
+        [binding(engine, settings.policy)], settings.policy.server, settings.security, on_stopped=engine.close
+    )

@@ -14,7 +14,13 @@ def register(commands: Any, serve_commands: Any) -> None:
     profile = commands.add_parser("profile", help="Where a candidate's device time goes, and its coverage.")
     profile.add_argument("--task", type=Path, required=True, help="KernelBench-format task module.")
     profile.add_argument("--candidate", type=Path, required=True, help="Module defining ModelNew.")
-    profile.add_argument("--server", help="HOST:PORT of a profiler server; default: profile locally.")
+    profile.add_argument(
+        "--server",
+        help=(
+            "Address of a profiler server (HOST:PORT, dns:///HOST:PORT, IP list); default: profile locally; "
+            "TLS and token from the security settings."
+        ),
+    )
     profile.add_argument("--device", choices=["cpu", "cuda"], help="Default: the sandbox's.")
     profile.add_argument("--timeout", type=float, default=0.0, help="Seconds (default: the sandbox's).")
     profile.add_argument("--json", action="store_true", help="Print the ProfileResponse as proto3 JSON.")
@@ -65,11 +71,11 @@ def run_profile(args: argparse.Namespace) -> int:
     if args.device:
         request.device = {"cpu": common_pb2.DEVICE_CPU, "cuda": common_pb2.DEVICE_CUDA}[args.device]
     if args.server:
-        from drkernel.channels import insecure_channel
+        from drkernel.channels import open_channel
         from drkernel.v1 import profiler_pb2_grpc
 
         service = profiler_pb2.DESCRIPTOR.services_by_name["ProfilerService"].full_name
-        with insecure_channel(args.server, service) as channel:
+        with open_channel(args.server, service, settings.security) as channel:
             wait = (args.timeout or settings.sandbox.max_timeout_seconds) + 120
             response = profiler_pb2_grpc.ProfilerServiceStub(channel).Profile(request, timeout=wait)
     else:

@@ -47,10 +47,10 @@ class ProfilerServicer(profiler_pb2_grpc.ProfilerServiceServicer):
 async def serve(settings: Settings) -> None:
     """Runs the profiler server until SIGTERM."""
     # The sandbox queues and refuses what it cannot take: no bound of the profiler's own.
-    sandbox = SandboxClient(settings.profiler.sandbox_address, concurrency=_UNBOUNDED)
+    sandbox = SandboxClient(settings.profiler.sandbox_address, concurrency=_UNBOUNDED, security=settings.security)
     servicer = ProfilerServicer(sandbox, settings.profiler, settings.sandbox.default_timeout_seconds)
     binding = ServiceBinding(
         profiler_pb2.DESCRIPTOR.services_by_name["ProfilerService"].full_name,
         lambda server: profiler_pb2_grpc.add_ProfilerServiceServicer_to_server(servicer, server),
     )
-    await serve_until_signalled([binding], settings.profiler.server, on_stopped=sandbox.close)
+    await serve_until_signalled([binding], settings.profiler.server, settings.security, on_stopped=sandbox.close)

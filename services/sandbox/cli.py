@@ -6,16 +6,25 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drkernel.cli import EXIT_FAILED, EXIT_OK, CliError, load_settings_for, print_json, with_cli_ports
+
+if TYPE_CHECKING:
+    from drkernel.sections import SecuritySettings
 
 
 def register(commands: Any, serve_commands: Any) -> None:
     evaluate = commands.add_parser("eval", help="Judge a candidate kernel against a task.")
     evaluate.add_argument("--task", type=Path, required=True, help="KernelBench-format task module.")
     evaluate.add_argument("--candidate", type=Path, required=True, help="Module defining ModelNew.")
-    evaluate.add_argument("--server", help="HOST:PORT of a sandbox server; default: evaluate locally.")
+    evaluate.add_argument(
+        "--server",
+        help=(
+            "Address of a sandbox server (HOST:PORT, dns:///HOST:PORT, IP list); default: evaluate locally; "
+            "TLS and token from the security settings."
+        ),
+    )
     evaluate.add_argument("--timeout", type=float, default=0.0, help="Seconds (default: the server's).")
     evaluate.add_argument("--device", choices=["cpu", "cuda"], help="Default: the server's.")
     evaluate.add_argument("--seed", type=int, help="Base seed for weights and inputs.")
@@ -78,11 +87,11 @@ async def evaluate_locally(settings: Any, request: Any) -> Any:
         await scheduler.close()
 
 
-def evaluate_remotely(address: str, request: Any) -> Any:
+def evaluate_remotely(address: str, request: Any, security: SecuritySettings) -> Any:
     from services.sandbox.client import SandboxClient
 
     async def evaluate() -> Any:
-        client = SandboxClient(address, concurrency=1)
+        client = SandboxClient(address, concurrency=1, security=security)
         try:
             return await client.evaluate(request)
         finally:
@@ -141,7 +150,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if not args.json and sys.stderr.isatty():
         print("evaluating in the sandbox...", file=sys.stderr)
     if args.server:
-        response = evaluate_remotely(args.server, request)
+        response = evaluate_remotely(args.server, request, settings.security)
     else:
         response = asyncio.run(evaluate_locally(settings, request))
     if args.json:

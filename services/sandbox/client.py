@@ -1,10 +1,11 @@
 """The one way callers reach a sandbox: the trainer, the CLI, the demo and the benchmarks.
 
-``SandboxClient`` wraps a retrying channel (busy or restarting servers are retried with
-backoff, drkernel/channels.py) and bounds the evaluations in flight. ``local_sandbox``
-starts a server on loopback for callers that were given no address (the embedded default
-of ``make demo``, tests, benchmarks); ``LocalSandbox`` does the same from blocking code, on
-a background event loop.
+``SandboxClient`` wraps a channel from drkernel/channels.py (round-robin over every replica
+of its address, TLS and token as the security section says, busy or restarting servers
+retried with backoff) and bounds the evaluations in flight. ``local_sandbox`` starts a
+server on loopback for callers that were given no address (the embedded default of ``make
+demo``, tests, benchmarks), secured as the section says like any other; ``LocalSandbox`` does
+the same from blocking code, on a background event loop.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import grpc
 from tqdm import tqdm
 
 from drkernel.background import BackgroundLoop
-from drkernel.channels import insecure_aio_channel, insecure_channel
+from drkernel.channels import open_aio_channel, open_channel
 from drkernel.config import load_settings
-from drkernel.sections import ServerSettings
+from drkernel.sections import SecuritySettings, ServerSettings
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.settings import SandboxSettings
@@ -41,11 +42,12 @@ def loopback(settings: SandboxSettings, **overrides: object) -> SandboxSettings:
 
 
 class SandboxClient:
-    """Async evaluations against one SandboxService, at most ``concurrency`` at a time."""
+    """Async evaluations against a SandboxService (spread over its replicas), at most
+    ``concurrency`` at a time."""
 
-    def __init__(self, address: str, concurrency: int = 8) -> None:
+    def __init__(self, address: str, concurrency: int = 8, *, security: SecuritySettings) -> None:
         self.address = address
-        self._channel = insecure_aio_channel(address, SERVICE)
+        self._channel = open_aio_channel(address, SERVICE, security)
         self._stub = sandbox_pb2_grpc.SandboxServiceStub(self._channel)
         self._slots = asyncio.Semaphore(concurrency)
 
@@ -80,10 +82,15 @@ class SandboxClient:
 
 
 async def judge_with_progress(
-    address: str, requests: Sequence[pb.EvaluateRequest], concurrency: int = 8, unit: str = "kernel"
+    address: str,
+    requests: Sequence[pb.EvaluateRequest],
+    concurrency: int = 8,
+    unit: str = "kernel",
+    *,
+    security: SecuritySettings,
 ) -> dict[str, pb.EvaluateResponse]:
     """Judges every request (a few at a time) with a progress bar on stderr; answers by request_id."""
-    client = SandboxClient(address, concurrency)
+    client = SandboxClient(address, concurrency, security=security)
     try:
         with tqdm(total=len(requests), desc="judging", unit=unit, file=sys.stderr) as bar:
             responses = await client.evaluate_all(requests, on_result=lambda _: bar.update(1))
@@ -93,11 +100,13 @@ async def judge_with_progress(
 
 
 @asynccontextmanager
-async def local_sandbox(settings: SandboxSettings | None = None, **overrides: object) -> AsyncIterator[str]:
+async def local_sandbox(
+    settings: SandboxSettings, security: SecuritySettings, **overrides: object
+) -> AsyncIterator[str]:
     """Runs a sandbox server on loopback for the duration; yields its address."""
     from services.sandbox.server.servicer import start_sandbox
 
-    sandbox = await start_sandbox(loopback(settings or load_settings().sandbox, **overrides))
+    sandbox = await start_sandbox(loopback(settings, **overrides), security)
     try:
         yield sandbox.address
     finally:
@@ -111,13 +120,15 @@ class LocalSandbox:
     def __init__(self, **overrides: object) -> None:
         from services.sandbox.server.servicer import start_sandbox
 
+        settings = load_settings()
+        self.security = settings.security
         self._loop = BackgroundLoop()
-        self._sandbox = self._loop.run(start_sandbox(loopback(load_settings().sandbox, **overrides)))
+        self._sandbox = self._loop.run(start_sandbox(loopback(settings.sandbox, **overrides), self.security))
         self.address = self._sandbox.address
 
     def channel(self) -> grpc.Channel:
         """A blocking, retrying channel to it."""
-        return insecure_channel(self.address, SERVICE)
+        return open_channel(self.address, SERVICE, self.security)
 
     def stop(self, timeout_seconds: float = 300) -> None:
         self._loop.run(self._sandbox.stop(), timeout_seconds)

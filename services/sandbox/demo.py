@@ -12,6 +12,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from drkernel.config import load_settings
 from drkernel.logs import configure_logging
 from drkernel.sections import LogSettings
 from drkernel.v1 import common_pb2
@@ -86,10 +87,12 @@ def table(todo: list[Case], responses: dict[str, pb.EvaluateResponse]) -> tuple[
 
 async def run(workers: int, device: str) -> int:
     print(f"starting a local sandbox server ({workers} CPU worker(s), device {device})...", file=sys.stderr)
-    async with local_sandbox(cpu_workers=workers, device=device) as address:
+    settings = load_settings()
+    async with local_sandbox(settings.sandbox, settings.security, cpu_workers=workers, device=device) as address:
         todo = cases(common_pb2.DEVICE_CUDA if device == "cuda" else common_pb2.DEVICE_CPU)
         started = time.monotonic()
-        responses = await judge_with_progress(address, [case.request for case in todo])
+        requests = [case.request for case in todo]
+        responses = await judge_with_progress(address, requests, security=settings.security)
         elapsed = time.monotonic() - started
     text, wrong = table(todo, responses)
     print(text)

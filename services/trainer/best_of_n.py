@@ -26,6 +26,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tqdm import tqdm
 
+from drkernel.sections import SecuritySettings
 from drkernel.v1 import policy_pb2
 from services.policy.client import PolicyClient
 from services.policy.prompting import ExtractionError, extract_code
@@ -310,9 +311,10 @@ async def _with_clients(
     sandbox_address: str,
     reward: RewardSettings | None,
     progress: bool,
+    security: SecuritySettings,
 ) -> list[JudgedSample]:
-    policy = PolicyClient(policy_address, settings.generation_concurrency)
-    sandbox = SandboxClient(sandbox_address, settings.evaluation_concurrency)
+    policy = PolicyClient(policy_address, settings.generation_concurrency, security=security)
+    sandbox = SandboxClient(sandbox_address, settings.evaluation_concurrency, security=security)
     try:
         return await sample_judged(tasks, policy, sandbox_environment(sandbox, settings, reward), settings, progress)
     finally:
@@ -329,13 +331,15 @@ async def best_of_n(
     keep: int = 3,
     reward: RewardSettings | None = None,
     progress: bool = True,
+    *,
+    security: SecuritySettings,
 ) -> BestOfNResult:
     """Samples ``settings.samples`` completions per task from the policy server, judges them
     in the sandbox and writes the ``keep`` best correct ones per task to ``out`` as SFT JSONL
     (task, reference, solution = the extracted module, reward), best first within a task."""
     if keep < 1:
         raise ValueError("keep must be at least 1")
-    samples = await _with_clients(tasks, settings, policy_address, sandbox_address, reward, progress)
+    samples = await _with_clients(tasks, settings, policy_address, sandbox_address, reward, progress, security)
     kept = select_best(samples, keep)
     rows = write_selected(out, kept)
     return BestOfNResult(
@@ -353,7 +357,10 @@ async def evaluate_policy(
     settings: SamplingSettings = SamplingSettings(samples=1, temperature=0.0),
     reward: RewardSettings | None = None,
     progress: bool = True,
+    *,
+    security: SecuritySettings,
 ) -> EvaluationReport:
     """Correctness rate and mean reward per task (and pooled) of the policy server's model
     over ``tasks``, ``settings.samples`` samples each (greedy by default)."""
-    return summarize(await _with_clients(tasks, settings, policy_address, sandbox_address, reward, progress), settings)
+    samples = await _with_clients(tasks, settings, policy_address, sandbox_address, reward, progress, security)
+    return summarize(samples, settings)

@@ -162,6 +162,7 @@ def run_best_of_n(args: argparse.Namespace) -> int:
                 keep=args.k,
                 reward=config.reward,
                 progress=sys.stderr.isatty(),
+                security=services.security,
             )
         )
     finally:
@@ -174,10 +175,14 @@ def run_best_of_n(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     import asyncio
+    import os
 
+    from drkernel.config import CONFIG_ENV_VAR
     from services.trainer.server import serve
 
     settings = load_settings_for(args, server=True)
+    if args.config is not None:  # the runs it starts read the same settings (security, for one)
+        os.environ[CONFIG_ENV_VAR] = str(args.config.resolve())
     server = with_cli_ports(settings.trainer.server, args)
     asyncio.run(serve(settings.model_copy(update={"trainer": settings.trainer.model_copy(update={"server": server})})))
     return EXIT_OK

@@ -26,7 +26,7 @@ from functools import cache
 
 from drkernel.config import load_settings
 from drkernel.logs import configure_logging
-from drkernel.sections import LogSettings
+from drkernel.sections import LogSettings, SecuritySettings
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.client import judge_with_progress, local_sandbox
@@ -933,7 +933,13 @@ def _elements(task: FamilyTask) -> int:
 
 
 async def judge_tasks(
-    tasks: Sequence[FamilyTask], address: str, device: str = "auto", timing: bool = False, concurrency: int = 8
+    tasks: Sequence[FamilyTask],
+    address: str,
+    device: str = "auto",
+    timing: bool = False,
+    concurrency: int = 8,
+    *,
+    security: SecuritySettings,
 ) -> dict[str, pb.EvaluateResponse]:
     """Judges every task's solution through the sandbox at ``address`` (correctness only
     unless ``timing``); the responses by task name, with a progress bar on stderr."""
@@ -948,7 +954,7 @@ async def judge_tasks(
         )
         for t in tasks
     ]
-    return await judge_with_progress(address, requests, concurrency, unit="task")
+    return await judge_with_progress(address, requests, concurrency, unit="task", security=security)
 
 
 def check_table(tasks: Sequence[FamilyTask], responses: dict[str, pb.EvaluateResponse]) -> tuple[str, int]:
@@ -975,8 +981,9 @@ async def _check(tasks: Sequence[FamilyTask], device: str, timing: bool, workers
     overrides: dict[str, object] = {"device": device}
     if workers is not None:
         overrides["cpu_workers"] = workers
-    async with local_sandbox(load_settings().sandbox, **overrides) as address:
-        responses = await judge_tasks(tasks, address, device, timing)
+    settings = load_settings()
+    async with local_sandbox(settings.sandbox, settings.security, **overrides) as address:
+        responses = await judge_tasks(tasks, address, device, timing, security=settings.security)
     text, wrong = check_table(tasks, responses)
     print(text)
     return 1 if wrong else 0

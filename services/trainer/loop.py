@@ -53,19 +53,26 @@ def resolve_model(config: RunConfig) -> Path:
 
 class Services:
     """The orchestrator's connections: remote services when the config names addresses,
-    otherwise servers started here on loopback (the embedded default)."""
+    otherwise servers started here on loopback (the embedded default). The security section
+    applies to both."""
 
     def __init__(self, config: RunConfig, model_dir: Path, device: str, dtype: str) -> None:
         self.loop = BackgroundLoop()
+        self._settings = load_settings()
+        self.security = self._settings.security
         self._servers = AsyncExitStack()  # the servers started here, stopped in reverse order
         addresses = config.services
         policy_address = addresses.policy or self._start_policy(config, model_dir, device, dtype)
         sandbox_address = ""
         if config.environment.kind == "sandbox":
             sandbox_address = addresses.sandbox or self._start_sandbox(config)
-        self.policy = self.loop.run(_make(PolicyClient, policy_address, config.rollout.generation_concurrency))
+        self.policy = self.loop.run(
+            _make(PolicyClient, policy_address, config.rollout.generation_concurrency, security=self.security)
+        )
         self.sandbox = (
-            self.loop.run(_make(SandboxClient, sandbox_address, config.rollout.evaluation_concurrency))
+            self.loop.run(
+                _make(SandboxClient, sandbox_address, config.rollout.evaluation_concurrency, security=self.security)
+            )
             if sandbox_address
             else None
         )
@@ -73,7 +80,7 @@ class Services:
     def _start_policy(self, config: RunConfig, model_dir: Path, device: str, dtype: str) -> str:
         from services.policy.server import start_policy
 
-        defaults = load_settings().policy
+        defaults = self._settings.policy
         settings = defaults.model_copy(
             update={
                 "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
@@ -84,12 +91,12 @@ class Services:
                 "max_tokens_cap": max(config.rollout.max_tokens, defaults.max_tokens_cap),
             }
         )
-        running = self.loop.run(start_policy(settings))
+        running = self.loop.run(start_policy(settings, self.security))
         self._servers.push_async_callback(running.stop)
         return running.address
 
     def _start_sandbox(self, config: RunConfig) -> str:
-        sandbox = local_sandbox(cpu_workers=config.services.sandbox_workers)
+        sandbox = local_sandbox(self._settings.sandbox, self.security, cpu_workers=config.services.sandbox_workers)
         return str(self.loop.run(self._servers.enter_async_context(sandbox)))
 
     def environment(self, config: RunConfig) -> Environment:
@@ -106,9 +113,9 @@ class Services:
         self.loop.close()
 
 
-async def _make(cls: Any, *args: Any) -> Any:
+async def _make(cls: Any, *args: Any, **kwargs: Any) -> Any:
     """Builds an async client on the background loop (its channel binds to that loop)."""
-    return cls(*args)
+    return cls(*args, **kwargs)
 
 
 @dataclass

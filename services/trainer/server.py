@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from drkernel.config import Settings
+from drkernel.sections import SecuritySettings
 from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server
 from drkernel.v1 import trainer_pb2_grpc
 from services.trainer.runs import RunManager
@@ -38,10 +39,10 @@ class RunningTrainer:
         await self.manager.close()
 
 
-async def start_trainer(settings: TrainerSettings) -> RunningTrainer:
+async def start_trainer(settings: TrainerSettings, security: SecuritySettings) -> RunningTrainer:
     """Takes in the runs under runs_dir and starts a server for them; returns once it serves."""
     manager = RunManager(settings)
-    server = await start_server([binding(manager)], settings.server)
+    server = await start_server([binding(manager)], settings.server, security)
     return RunningTrainer(server, manager)
 
 
@@ -49,4 +50,6 @@ async def serve(settings: Settings) -> None:
     """Serves until SIGTERM, lets calls finish, then stops the runs: each gets SIGTERM and
     stop_grace_seconds to checkpoint, and ends STOPPED, to be resumed by the next server."""
     manager = RunManager(settings.trainer)
-    await serve_until_signalled([binding(manager)], settings.trainer.server, on_stopped=manager.close)
+    await serve_until_signalled(
+        [binding(manager)], settings.trainer.server, settings.security, on_stopped=manager.close
+    )

@@ -16,7 +16,7 @@ import torch
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from drkernel.cli import main as cli_main
-from drkernel.sections import ServerSettings
+from drkernel.sections import SecuritySettings, ServerSettings
 from drkernel.serving import ServiceBinding, start_server
 from drkernel.v1 import policy_pb2 as pb
 from drkernel.v1 import policy_pb2_grpc
@@ -46,7 +46,9 @@ def serve(settings: Any, background_loop: BackgroundLoop) -> Iterator[Served]:
     binding = ServiceBinding(
         SERVICE_NAME, lambda server: policy_pb2_grpc.add_PolicyServiceServicer_to_server(servicer, server)
     )
-    running = background_loop.run(start_server([binding], ServerSettings(host="127.0.0.1", port=0, metrics_port=0)))
+    running = background_loop.run(
+        start_server([binding], ServerSettings(host="127.0.0.1", port=0, metrics_port=0), SecuritySettings())
+    )
     served = Served(f"127.0.0.1:{running.port}", engine, running.metrics_port or 0)
     try:
         yield served

@@ -12,7 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from drkernel.sections import ServerSettings
+from drkernel.sections import SecuritySettings, ServerSettings
 from drkernel.serving import ServiceBinding, start_server
 from drkernel.v1 import profiler_pb2, profiler_pb2_grpc, sandbox_pb2
 from services.profiler.server import ProfilerServicer
@@ -27,13 +27,15 @@ TASK = builtin_task("l2_gemm_bias_relu")
 @pytest.fixture(scope="module")
 def profiler_stub(background_loop, sandbox) -> Iterator[profiler_pb2_grpc.ProfilerServiceStub]:
     async def start():
-        to_sandbox = SandboxClient(sandbox.address)
+        to_sandbox = SandboxClient(sandbox.address, security=SecuritySettings())
         servicer = ProfilerServicer(to_sandbox, ProfilerSettings(sandbox_address=sandbox.address), 120)
         binding = ServiceBinding(
             "drkernel.v1.ProfilerService",
             lambda server: profiler_pb2_grpc.add_ProfilerServiceServicer_to_server(servicer, server),
         )
-        return await start_server([binding], ServerSettings(host="127.0.0.1", port=0, metrics=False)), to_sandbox
+        return await start_server(
+            [binding], ServerSettings(host="127.0.0.1", port=0, metrics=False), SecuritySettings()
+        ), to_sandbox
 
     running, to_sandbox = background_loop.run(start())
     with grpc.insecure_channel(f"127.0.0.1:{running.port}") as client:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from drkernel.sections import SecuritySettings
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.server.servicer import start_sandbox
@@ -41,7 +42,7 @@ def cuda_sandbox(background_loop, tmp_path_factory):
         default_timeout_seconds=900,
         max_timeout_seconds=1800,
     )
-    running = background_loop.run(start_sandbox(settings), timeout=900)
+    running = background_loop.run(start_sandbox(settings, SecuritySettings()), timeout=900)
     yield running
     background_loop.run(running.stop())
 

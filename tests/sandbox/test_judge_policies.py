@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from drkernel.sections import SecuritySettings
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.server.servicer import start_sandbox
 from tests.conftest import BackgroundLoop, sandbox_settings
@@ -104,7 +105,7 @@ def small_device_stub(background_loop: BackgroundLoop, tmp_path_factory: pytest.
     from drkernel.v1 import sandbox_pb2_grpc
 
     settings = sandbox_settings(tmp_path_factory.mktemp("small"), cpu_workers=1, device_memory_bytes=2**30)
-    running = background_loop.run(start_sandbox(settings))
+    running = background_loop.run(start_sandbox(settings, SecuritySettings()))
     with grpc.insecure_channel(running.address) as channel:
         yield sandbox_pb2_grpc.SandboxServiceStub(channel)
     background_loop.run(running.stop())

@@ -16,7 +16,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from drkernel.channels import insecure_channel
+from drkernel.channels import open_channel
+from drkernel.sections import SecuritySettings
 from drkernel.v1 import common_pb2, sandbox_pb2_grpc
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.server.servicer import start_sandbox
@@ -195,7 +196,7 @@ def _mix(total: int) -> list[str]:
 
 
 def _retrying(address: str) -> grpc.Channel:
-    return insecure_channel(address, SERVICE)
+    return open_channel(address, SERVICE, SecuritySettings())
 
 
 @pytest.mark.slow
@@ -208,7 +209,9 @@ def test_concurrent_clients_all_get_the_right_answer(sandbox, clients):
 
 @pytest.mark.slow
 def test_retrying_clients_ride_out_a_full_queue(background_loop, tmp_path):
-    running = background_loop.run(start_sandbox(sandbox_settings(tmp_path, cpu_workers=1, queue_capacity=4)))
+    running = background_loop.run(
+        start_sandbox(sandbox_settings(tmp_path, cpu_workers=1, queue_capacity=4), SecuritySettings())
+    )
     try:
         names = ["relu_syntax_error.py"] * 100
         answers = _clients(running.address, names, _retrying)

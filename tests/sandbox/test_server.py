@@ -10,7 +10,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from drkernel.channels import insecure_channel
+from drkernel.channels import open_channel
+from drkernel.sections import SecuritySettings
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
 from services.sandbox.server.servicer import start_sandbox
@@ -117,7 +118,7 @@ def test_hang_times_out_crash_is_explained_and_the_next_evaluation_is_right(sand
 @pytest.mark.slow
 def test_full_queue_answers_resource_exhausted_and_retrying_clients_all_succeed(background_loop, tmp_path):
     settings = sandbox_settings(tmp_path, cpu_workers=1, queue_capacity=1, retry_pushback_ms=200)
-    running = background_loop.run(start_sandbox(settings))
+    running = background_loop.run(start_sandbox(settings, SecuritySettings()))
     request = pb.EvaluateRequest(
         reference_source=source("relu_task.py"), candidate_source=source("relu_syntax_error.py")
     )
@@ -130,7 +131,7 @@ def test_full_queue_answers_resource_exhausted_and_retrying_clients_all_succeed(
         assert errors and all(e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED for e in errors)
         hints = [int(value) for key, value in errors[0].trailing_metadata() if key == "grpc-retry-pushback-ms"]
         assert hints and hints[0] >= 200
-        with insecure_channel(running.address, SERVICE) as channel:
+        with open_channel(running.address, SERVICE, SecuritySettings()) as channel:
             stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
             with concurrent.futures.ThreadPoolExecutor(4) as pool:
                 verdicts = list(pool.map(lambda _: stub.Evaluate(request, timeout=300).verdict, range(4)))
@@ -145,7 +146,7 @@ def test_a_candidate_process_that_cannot_start_is_not_judged_against_the_candida
     small for the harness to import torch) is the sandbox's, answered RESOURCE_EXHAUSTED."""
     settings = sandbox_settings(tmp_path, cpu_workers=1, warm_candidates=1)
     settings = settings.model_copy(update={"isolation": settings.isolation.model_copy(update={"memory_bytes": 2**28})})
-    running = background_loop.run(start_sandbox(settings))
+    running = background_loop.run(start_sandbox(settings, SecuritySettings()))
     try:
         with grpc.insecure_channel(running.address, options=[("grpc.enable_retries", 0)]) as channel:
             stub = sandbox_pb2_grpc.SandboxServiceStub(channel)

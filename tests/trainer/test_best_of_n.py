@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from drkernel.sections import ServerSettings
+from drkernel.sections import SecuritySettings, ServerSettings
 from drkernel.v1 import policy_pb2
 from services.policy.settings import PolicySettings
 from services.policy.types import ChatMessage
@@ -156,7 +156,7 @@ def test_the_sandbox_decides_what_is_kept(sandbox: Any, background_loop: Any) ->
     settings = SamplingSettings(samples=4, device="cpu", skip_timing=True, seed=5)
 
     async def run() -> list[JudgedSample]:
-        client = SandboxClient(sandbox.address, concurrency=4)
+        client = SandboxClient(sandbox.address, concurrency=4, security=SecuritySettings())
         try:
             return await sample_judged(
                 [RELU], policy, sandbox_environment(client, settings, RewardSettings()), settings
@@ -190,7 +190,7 @@ def policy_server(
         max_batch_size=4,
         cache_dir=tmp_path_factory.mktemp("policy-cache"),
     )
-    running = background_loop.run(start_policy(settings))
+    running = background_loop.run(start_policy(settings, SecuritySettings()))
     yield running.address
     background_loop.run(running.stop())
 
@@ -202,7 +202,16 @@ def test_best_of_n_and_evaluation_against_a_policy_server(
     settings = SamplingSettings(samples=3, max_tokens=12, device="cpu", skip_timing=True)
     out = tmp_path / "best.jsonl"
     result = background_loop.run(
-        best_of_n([RELU, GELU], out, policy_server, sandbox.address, settings, keep=2, progress=False)
+        best_of_n(
+            [RELU, GELU],
+            out,
+            policy_server,
+            sandbox.address,
+            settings,
+            keep=2,
+            progress=False,
+            security=SecuritySettings(),
+        )
     )
     # A random model writes no module: nothing to keep, every sample accounted for.
     assert result.rows == 0 and result.tasks_with_rows == 0 and out.read_text() == ""
@@ -210,7 +219,15 @@ def test_best_of_n_and_evaluation_against_a_policy_server(
     assert result.evaluation.correct_rate == 0.0 and result.evaluation.mean_reward == 0.0
     assert all(set(t.verdicts) == {"NO_CODE"} for t in result.evaluation.tasks)
     again = background_loop.run(
-        best_of_n([RELU, GELU], tmp_path / "again.jsonl", policy_server, sandbox.address, settings, progress=False)
+        best_of_n(
+            [RELU, GELU],
+            tmp_path / "again.jsonl",
+            policy_server,
+            sandbox.address,
+            settings,
+            progress=False,
+            security=SecuritySettings(),
+        )
     )
     assert again.evaluation == result.evaluation  # seeded: the same samples
 
@@ -221,6 +238,7 @@ def test_best_of_n_and_evaluation_against_a_policy_server(
             sandbox.address,
             SamplingSettings(samples=1, temperature=0.0, max_tokens=12),
             progress=False,
+            security=SecuritySettings(),
         )
     )
     assert (greedy.samples, greedy.correct_rate, greedy.solved_rate) == (1, 0.0, 0.0)

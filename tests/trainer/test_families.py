@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from drkernel.kernelbench import defines_model_new
+from drkernel.sections import SecuritySettings
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.shared.task_source import parse_task
 from services.sandbox.tasks import builtin_tasks
@@ -113,7 +114,7 @@ def test_the_first_half_of_the_sample_is_judged_correct_and_a_broken_solution_is
     sample = judged_sample()
     half = sample[: len(sample) // 2]
     tasks = [*half, broken(next(t for t in half if t.family == "relu"))]
-    responses = background_loop.run(judge_tasks(tasks, sandbox.address, device="cpu"))
+    responses = background_loop.run(judge_tasks(tasks, sandbox.address, device="cpu", security=SecuritySettings()))
     assert_correct(half, responses)
     assert responses["fam_relu_broken_16x1024"].verdict == pb.VERDICT_INCORRECT
     table, failures = check_table(tasks, responses)
@@ -125,7 +126,9 @@ def test_the_first_half_of_the_sample_is_judged_correct_and_a_broken_solution_is
 def test_the_second_half_of_the_sample_is_judged_correct(sandbox: Any, background_loop: Any) -> None:
     sample = judged_sample()
     half = sample[len(sample) // 2 :]
-    assert_correct(half, background_loop.run(judge_tasks(half, sandbox.address, device="cpu")))
+    assert_correct(
+        half, background_loop.run(judge_tasks(half, sandbox.address, device="cpu", security=SecuritySettings()))
+    )
 
 
 def assert_correct(tasks: list[FamilyTask], responses: dict[str, pb.EvaluateResponse]) -> None:

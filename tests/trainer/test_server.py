@@ -21,8 +21,8 @@ import prometheus_client
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from drkernel.channels import insecure_channel
-from drkernel.sections import ServerSettings
+from drkernel.channels import open_channel
+from drkernel.sections import SecuritySettings, ServerSettings
 from drkernel.v1 import trainer_pb2 as pb
 from drkernel.v1 import trainer_pb2_grpc
 from services.trainer.runs import LOCK_FILE, STATE_FILE, RunManager
@@ -81,7 +81,7 @@ class Served:
 
 @contextmanager
 def serve(background_loop: BackgroundLoop, settings: TrainerSettings) -> Iterator[Served]:
-    running = background_loop.run(start_trainer(settings))
+    running = background_loop.run(start_trainer(settings, SecuritySettings()))
     served = Served(running)
     try:
         yield served
@@ -233,7 +233,10 @@ def test_a_second_run_beyond_the_limit_is_refused_without_retry(server: Served) 
         assert ("grpc-retry-pushback-ms", "-1") in caught.value.trailing_metadata()
         assert counted(before + 1) == before + 1
         # A client that retries busy answers (drkernel.channels) takes -1 as "do not retry".
-        with insecure_channel(server.running.address, SERVICE_NAME) as retrying, pytest.raises(grpc.RpcError):
+        with (
+            open_channel(server.running.address, SERVICE_NAME, SecuritySettings()) as retrying,
+            pytest.raises(grpc.RpcError),
+        ):
             trainer_pb2_grpc.TrainerServiceStub(retrying).StartRun(
                 pb.StartRunRequest(config_yaml="name: x\n"), timeout=TIMEOUT
             )

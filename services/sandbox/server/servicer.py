@@ -13,6 +13,7 @@ import grpc
 from drkernel import __version__
 from drkernel.config import Settings
 from drkernel.errors import InvalidArgument
+from drkernel.sections import SecuritySettings
 from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server, status_for
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
@@ -242,12 +243,12 @@ class RunningSandbox:
         await self.scheduler.close()
 
 
-async def start_sandbox(settings: SandboxSettings) -> RunningSandbox:
+async def start_sandbox(settings: SandboxSettings, security: SecuritySettings) -> RunningSandbox:
     """Starts workers and a server for them; returns once both are ready."""
     scheduler = Scheduler(settings, visible_cuda_devices(settings))
     await scheduler.start()
     try:
-        server = await start_server([binding(scheduler)], settings.server)
+        server = await start_server([binding(scheduler)], settings.server, security)
     except BaseException:
         await scheduler.close()
         raise
@@ -258,4 +259,6 @@ async def serve(settings: Settings) -> None:
     """Runs the sandbox server until SIGTERM, then drains and stops its workers."""
     scheduler = Scheduler(settings.sandbox, visible_cuda_devices(settings.sandbox))
     await scheduler.start()
-    await serve_until_signalled([binding(scheduler)], settings.sandbox.server, on_stopped=scheduler.close)
+    await serve_until_signalled(
+        [binding(scheduler)], settings.sandbox.server, settings.security, on_stopped=scheduler.close
+    )
