@@ -16,7 +16,10 @@ import kubernetes_validate
 import pydantic
 
 MODELS = {
-    ("jobset.x-k8s.io/v1alpha2", "JobSet"): ("kubeflow_trainer_api.models.jobset_v1alpha2_job_set", "JobsetV1alpha2JobSet"),
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): (
+        "kubeflow_trainer_api.models.jobset_v1alpha2_job_set",
+        "JobsetV1alpha2JobSet",
+    ),
     ("monitoring.coreos.com/v1", "PodMonitor"): ("cloudcoil.models.prometheus_operator.v1", "PodMonitor"),
     ("monitoring.coreos.com/v1", "PrometheusRule"): ("cloudcoil.models.prometheus_operator.v1", "PrometheusRule"),
     ("cert-manager.io/v1", "Certificate"): ("cloudcoil.models.cert_manager.v1", "Certificate"),

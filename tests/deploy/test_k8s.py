@@ -20,7 +20,7 @@ from drkernel.config import load_settings
 from services.sandbox.settings import IsolationSettings
 
 from . import crds
-from .helpers import MONITORING, OVERLAYS, REPO, VARIANT_NAMES, Variant
+from .helpers import MONITORING, REPO, VARIANT_NAMES, Variant
 
 # The oldest release the default sandbox isolation is written for (pod user namespaces and
 # ProcMountType) and the newest whose schemas kubernetes-validate bundles.
@@ -38,7 +38,9 @@ def pod_templates(variant: Variant) -> list[tuple[dict[str, Any], dict[str, Any]
     return found
 
 
-def containers(variant: Variant, kind: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
+def containers(
+    variant: Variant, kind: str | None = None
+) -> list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
     """(workload, pod spec, container) for every container of every workload (of ``kind``)."""
     found = [
         (workload, template["spec"], container)
@@ -156,7 +158,9 @@ def test_ports_probes_resources_and_scraping(variants: dict[str, Variant], name:
             # The kubelet's grpc probes speak plaintext only: with TLS (auth) they open the port.
             grpc_port = port(container, "grpc")
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-                expected = {"tcpSocket": {"port": "grpc"}} if "auth" in variant.components else {"grpc": {"port": grpc_port}}
+                expected = (
+                    {"tcpSocket": {"port": "grpc"}} if "auth" in variant.components else {"grpc": {"port": grpc_port}}
+                )
                 assert expected.items() <= container[probe].items(), f"{where}: {probe} is {container[probe]}"
                 assert not ({"grpc", "tcpSocket"} - expected.keys()) & container[probe].keys(), where
         resources = container["resources"]
@@ -250,7 +254,9 @@ def test_container_agrees_with_cli_and_settings(
 def runs_mounts(pod: dict[str, Any]) -> set[tuple[str, str, bool]]:
     """(claim, mount path, read-only) of every persistent volume the pod's container mounts."""
     (container,) = pod["containers"]
-    claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
+    claims = {
+        v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v
+    }
     return {
         (claims[m["name"]], m["mountPath"], m.get("readOnly", False))
         for m in container["volumeMounts"]

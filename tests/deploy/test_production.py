@@ -24,7 +24,10 @@ OUTSIDER = {"app.kubernetes.io/name": "stranger"}
 
 def pods(variant: Variant) -> dict[str, tuple[dict[str, str], dict[str, Any]]]:
     """Labels and pod spec of every workload's pods, by workload name."""
-    found = {d["metadata"]["name"]: (d["spec"]["template"]["metadata"]["labels"], d["spec"]["template"]["spec"]) for d in variant.of_kind("Deployment")}
+    found = {
+        d["metadata"]["name"]: (d["spec"]["template"]["metadata"]["labels"], d["spec"]["template"]["spec"])
+        for d in variant.of_kind("Deployment")
+    }
     for jobset in variant.of_kind("JobSet"):
         template = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
         found[jobset["metadata"]["name"]] = (template["metadata"]["labels"], template["spec"])
@@ -76,7 +79,9 @@ def allowed(
         if labels.items() >= target.items():
             named = {p["name"]: p["containerPort"] for c in spec["containers"] for p in c.get("ports", [])}
     if same_namespace:
-        egress = [p for p in policies if "Egress" in p["spec"]["policyTypes"] and _selects(p["spec"]["podSelector"], source)]
+        egress = [
+            p for p in policies if "Egress" in p["spec"]["policyTypes"] and _selects(p["spec"]["podSelector"], source)
+        ]
         if egress and not any(
             _port_allowed(rule, port, named) and any(_peer_matches(peer, target, True) for peer in rule.get("to", []))
             for policy in egress
@@ -85,9 +90,12 @@ def allowed(
             return False
     if target_elsewhere:
         return True
-    ingress = [p for p in policies if "Ingress" in p["spec"]["policyTypes"] and _selects(p["spec"]["podSelector"], target)]
+    ingress = [
+        p for p in policies if "Ingress" in p["spec"]["policyTypes"] and _selects(p["spec"]["podSelector"], target)
+    ]
     return not ingress or any(
-        _port_allowed(rule, port, named) and any(_peer_matches(peer, source, same_namespace) for peer in rule.get("from", []))
+        _port_allowed(rule, port, named)
+        and any(_peer_matches(peer, source, same_namespace) for peer in rule.get("from", []))
         for policy in ingress
         for rule in policy["spec"].get("ingress", [])
     )
@@ -101,7 +109,9 @@ KUBE_DNS = {"k8s-app": "kube-dns"}
 
 
 @pytest.mark.parametrize("variant_name", [n for n in VARIANT_NAMES if n.startswith("overlays/")] + ["base"])
-def test_network_policies_allow_exactly_the_calls_drkernel_makes(variants: dict[str, Variant], variant_name: str) -> None:
+def test_network_policies_allow_exactly_the_calls_drkernel_makes(
+    variants: dict[str, Variant], variant_name: str
+) -> None:
     variant = variants[variant_name]
     bench = {"app.kubernetes.io/name": "bench"}
     # The sandbox takes calls from the trainer, the profiler and bench clients only.
@@ -134,7 +144,9 @@ def test_network_policies_allow_exactly_the_calls_drkernel_makes(variants: dict[
 def test_network_policy_evaluator_opens_what_no_policy_selects(variants: dict[str, Variant]) -> None:
     """Without the default deny every pod is reachable: the evaluator is not a constant."""
     variant = variants["overlays/cpu-dev"]
-    open_variant = Variant(variant.name, variant.components, tuple(d for d in variant.docs if d["kind"] != "NetworkPolicy"))
+    open_variant = Variant(
+        variant.name, variant.components, tuple(d for d in variant.docs if d["kind"] != "NetworkPolicy")
+    )
     assert allowed(open_variant, OUTSIDER, name("sandbox"), 50051)
     assert not allowed(variant, OUTSIDER, name("sandbox"), 50051)
 
@@ -144,14 +156,18 @@ def test_no_gpu_pod_uses_a_pod_user_namespace(variants: dict[str, Variant], vari
     """NVIDIA's GPU Operator does not support hostUsers: false."""
     for workload, (_, spec) in pods(variants[variant_name]).items():
         gpus = [c for c in spec["containers"] if "nvidia.com/gpu" in c["resources"].get("limits", {})]
-        assert not (gpus and spec.get("hostUsers") is False), f"{variant_name}: {workload} asks for a GPU in a user namespace"
+        assert not (gpus and spec.get("hostUsers") is False), (
+            f"{variant_name}: {workload} asks for a GPU in a user namespace"
+        )
 
 
 def test_gpu_sandbox_pool_is_dedicated_rooted_and_without_surge(variants: dict[str, Variant]) -> None:
     sandbox = variants["overlays/gpu"].named("Deployment", "sandbox")
     spec = sandbox["spec"]["template"]["spec"]
     assert spec["nodeSelector"]["drkernel.dev/pool"] == "sandbox"
-    assert {"key": "drkernel.dev/pool", "operator": "Equal", "value": "sandbox", "effect": "NoSchedule"} in spec["tolerations"]
+    assert {"key": "drkernel.dev/pool", "operator": "Equal", "value": "sandbox", "effect": "NoSchedule"} in spec[
+        "tolerations"
+    ]
     assert spec["hostUsers"] is True and spec["securityContext"]["runAsUser"] == 0
     assert sandbox["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": 1}
     cpu = variants["overlays/cpu"].named("Deployment", "sandbox")["spec"]["template"]["spec"]
@@ -180,7 +196,9 @@ def test_every_call_is_authenticated_except_in_the_dev_overlay(variants: dict[st
         if variant_name == "overlays/cpu-dev":
             assert not security, f"{workload}: security is off in the dev overlay"
             continue
-        expected = AUTH_FILES | (SERVER_FILES if workload != "trainer" or "trainer-job" not in variant.components else {})
+        expected = AUTH_FILES | (
+            SERVER_FILES if workload != "trainer" or "trainer-job" not in variant.components else {}
+        )
         assert expected.keys() <= security.keys(), f"{workload}: {sorted(expected.keys() - security.keys())} missing"
         if "DRKERNEL_SECURITY__TLS_CERT_FILE" in security:
             assert security["DRKERNEL_SECURITY__REQUIRE_CLIENT_CERT"] == "true", workload
@@ -192,7 +210,9 @@ def test_every_call_is_authenticated_except_in_the_dev_overlay(variants: dict[st
             secret = volumes[mount["name"]]["secret"]
             assert mount["readOnly"] is True
             if file == "token":
-                assert secret["secretName"] == "drkernel-auth" and secret["items"] == [{"key": "token", "path": "token"}]
+                assert secret["secretName"] == "drkernel-auth" and secret["items"] == [
+                    {"key": "token", "path": "token"}
+                ]
             else:
                 assert secret["secretName"] == f"{workload}-tls", workload
                 if certificates:
@@ -203,7 +223,11 @@ def test_certificates_name_what_clients_dial(variants: dict[str, Variant]) -> No
     """A client checks the server's certificate against the host it dials: every address the
     manifests give a client is a name in the server's certificate."""
     variant = variants["overlays/gpu"]
-    names = {c["metadata"]["name"]: set(c["spec"]["dnsNames"]) for c in variant.of_kind("Certificate") if "dnsNames" in c["spec"]}
+    names = {
+        c["metadata"]["name"]: set(c["spec"]["dnsNames"])
+        for c in variant.of_kind("Certificate")
+        if "dnsNames" in c["spec"]
+    }
     profiler = variant.named("Deployment", "profiler")["spec"]["template"]["spec"]["containers"][0]
     dialled = [("sandbox", {e["name"]: e["value"] for e in profiler["env"]}["DRKERNEL_PROFILER__SANDBOX_ADDRESS"])]
     run = parse_run_config(variant.named("ConfigMap", "trainer-run-config")["data"]["config.yaml"])
@@ -216,7 +240,10 @@ def test_certificates_name_what_clients_dial(variants: dict[str, Variant]) -> No
         assert {s["metadata"]["name"] for s in variant.of_kind("Service")} >= {host.group(1)}
     cert = variant.named("Certificate", "sandbox")["spec"]
     assert set(cert["usages"]) == {"server auth", "client auth"}
-    assert cert["issuerRef"]["name"] == "drkernel-ca" and variant.named("Issuer", "drkernel-ca")["spec"]["ca"]["secretName"] == "drkernel-ca"
+    assert (
+        cert["issuerRef"]["name"] == "drkernel-ca"
+        and variant.named("Issuer", "drkernel-ca")["spec"]["ca"]["secretName"] == "drkernel-ca"
+    )
 
 
 def test_headless_services_select_the_replicas(variants: dict[str, Variant]) -> None:
@@ -243,7 +270,10 @@ def test_autoscaler_scales_the_sandbox_on_the_adapters_metric(variants: dict[str
     assert 2 <= hpa["spec"]["minReplicas"] < hpa["spec"]["maxReplicas"]
     # Pods scale, but never below what the disruption budget lets a drain take.
     budgets = {b["metadata"]["name"]: b["spec"] for b in variant.of_kind("PodDisruptionBudget")}
-    assert budgets["sandbox"] == {"maxUnavailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": "sandbox"}}}
+    assert budgets["sandbox"] == {
+        "maxUnavailable": 1,
+        "selector": {"matchLabels": {"app.kubernetes.io/name": "sandbox"}},
+    }
     assert budgets["policy"]["minAvailable"] == 1 and budgets["trainer"]["maxUnavailable"] == 0
 
 
@@ -263,7 +293,11 @@ def test_adapter_metric_is_the_busiest_device_kinds_load(tmp_path: Path) -> None
     if promtool is None:
         pytest.skip("promtool is not installed (Debian package prometheus; scripts/system-deps.sh installs it)")
     series = []
-    for pod, device, busy, queued, workers in (("sandbox-a", "cuda", 1, 3, 2), ("sandbox-a", "cpu", 1, 0, 4), ("sandbox-b", "cuda", 0, 0, 2)):
+    for pod, device, busy, queued, workers in (
+        ("sandbox-a", "cuda", 1, 3, 2),
+        ("sandbox-a", "cpu", 1, 0, 4),
+        ("sandbox-b", "cuda", 0, 0, 2),
+    ):
         labels = f'job="drkernel", namespace="drkernel", pod="{pod}", service="sandbox", device="{device}"'
         series += [
             {"series": f"drkernel_sandbox_busy_workers{{{labels}}}", "values": f"{busy}x5"},
@@ -271,7 +305,9 @@ def test_adapter_metric_is_the_busiest_device_kinds_load(tmp_path: Path) -> None
             {"series": f"drkernel_sandbox_workers{{{labels}}}", "values": f"{workers}x5"},
         ]
     rules = tmp_path / "adapter.rules.yml"
-    rules.write_text(yaml.safe_dump({"groups": [{"name": "adapter", "rules": [{"record": "load", "expr": adapter_query()}]}]}))
+    rules.write_text(
+        yaml.safe_dump({"groups": [{"name": "adapter", "rules": [{"record": "load", "expr": adapter_query()}]}]})
+    )
     tests = tmp_path / "adapter.test.yml"
     expected = [{"labels": 'load{pod="sandbox-a"}', "value": 2}, {"labels": 'load{pod="sandbox-b"}', "value": 0}]
     tests.write_text(
@@ -279,11 +315,19 @@ def test_adapter_metric_is_the_busiest_device_kinds_load(tmp_path: Path) -> None
             {
                 "rule_files": [rules.name],
                 "evaluation_interval": "1m",
-                "tests": [{"interval": "1m", "input_series": series, "promql_expr_test": [{"expr": "load", "eval_time": "2m", "exp_samples": expected}]}],
+                "tests": [
+                    {
+                        "interval": "1m",
+                        "input_series": series,
+                        "promql_expr_test": [{"expr": "load", "eval_time": "2m", "exp_samples": expected}],
+                    }
+                ],
             }
         )
     )
-    result = subprocess.run([promtool, "test", "rules", tests.name], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [promtool, "test", "rules", tests.name], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -303,7 +347,10 @@ def test_trainer_job_runs_torchrun_over_every_node_and_gpu(variants: dict[str, V
     pod = spec["template"]["spec"]
     (container,) = pod["containers"]
     env = {e["name"]: e for e in container["env"]}
-    assert env["NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+    assert (
+        env["NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"]
+        == "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+    )
     args = [a.replace("$(NODE_RANK)", "1") for a in container["args"]]
     assert container["command"] == ["torchrun"]
     parsed = torch_run.get_args_parser().parse_args(args)
@@ -338,7 +385,9 @@ def test_trainer_job_trains_the_mounted_run_config_into_the_shared_volume(varian
     try:
         args = build_parser().parse_args(train)
     except SystemExit:
-        pytest.skip(f"`drkernel {' '.join(train)}` does not parse yet: --auto-resume and --metrics-port are asked of the CLI")
+        pytest.skip(
+            f"`drkernel {' '.join(train)}` does not parse yet: --auto-resume and --metrics-port are asked of the CLI"
+        )
     mounts = {m["name"]: PurePosixPath(m["mountPath"]) for m in container["volumeMounts"]}
     volumes = {v["name"]: v for v in pod["volumes"]}
     config = PurePosixPath(str(args.run_config))
