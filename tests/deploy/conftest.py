@@ -8,16 +8,16 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import yaml
 
-from .helpers import COMPONENTS, K8S, OVERLAYS, Variant, combination_names, render
+from .helpers import COMPONENTS, INCLUDES, K8S, OVERLAYS, Variant, combination_names, components_of, render
 
 
 @pytest.fixture(scope="session")
 def variants(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Variant]:
-    """Every overlay, and the base with every combination of the components, rendered."""
+    """Every overlay, and the base with the combinations of components of combination_names(), rendered."""
     directories = {f"overlays/{name}": (K8S / "overlays" / name, frozenset(parts)) for name, parts in OVERLAYS.items()}
     root = tmp_path_factory.mktemp("kustomize")
     for name in combination_names():
-        parts = name.split("+")[1:]
+        parts = components_of(name)
         directory = root / name
         directory.mkdir()
         # kustomize refuses absolute paths to other kustomizations; relative ones may leave the tree.
@@ -31,7 +31,8 @@ def variants(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Variant]:
                 }
             )
         )
-        directories[name] = (directory, frozenset(parts))
+        included = set(parts).union(*(INCLUDES.get(part, set()) for part in parts))
+        directories[name] = (directory, frozenset(included))
     with ThreadPoolExecutor(4) as pool:
         docs = dict(
             zip(directories, pool.map(render, (directory for directory, _ in directories.values())), strict=True)

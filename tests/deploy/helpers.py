@@ -3,7 +3,6 @@ and the base with every combination of the components."""
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -16,12 +15,35 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 K8S = REPO / "deploy" / "k8s"
 MONITORING = REPO / "deploy" / "monitoring"
+# In the order an overlay lists them (../gpu patches the trainer Deployment that trainer-job replaces).
 COMPONENTS = {
     "gpu": K8S / "components" / "gpu",
     "sandbox-root-isolation": K8S / "components" / "sandbox-root-isolation",
+    "sandbox-pool": K8S / "components" / "sandbox-pool",
+    "sandbox-gpu-pool": K8S / "components" / "sandbox-gpu-pool",
+    "sandbox-runtime-class": K8S / "components" / "sandbox-runtime-class",
+    "sandbox-autoscaling": K8S / "components" / "sandbox-autoscaling",
+    "trainer-job": K8S / "components" / "trainer-job",
+    "auth": K8S / "components" / "auth",
+    "cert-manager": K8S / "components" / "cert-manager",
     "monitoring": MONITORING,
+    "prometheus-operator": MONITORING / "prometheus-operator",
 }
-OVERLAYS = {"cpu-dev": {"monitoring"}, "gpu": {"gpu", "monitoring"}}
+# What each component brings along (sandbox-gpu-pool includes two others).
+INCLUDES = {"sandbox-gpu-pool": {"sandbox-pool", "sandbox-root-isolation"}}
+PRODUCTION = {
+    "sandbox-pool",
+    "sandbox-autoscaling",
+    "auth",
+    "cert-manager",
+    "monitoring",
+    "prometheus-operator",
+}
+OVERLAYS = {
+    "cpu-dev": {"monitoring"},
+    "cpu": PRODUCTION,
+    "gpu": PRODUCTION | {"gpu", "sandbox-gpu-pool", "trainer-job"} | INCLUDES["sandbox-gpu-pool"],
+}
 
 
 @dataclass(frozen=True)
@@ -55,9 +77,15 @@ def render(directory: Path) -> tuple[dict[str, Any], ...]:
 
 
 def combination_names() -> list[str]:
-    names = sorted(COMPONENTS)
-    subsets = itertools.chain.from_iterable(itertools.combinations(names, n) for n in range(len(names) + 1))
-    return ["base" + "".join(f"+{name}" for name in subset) for subset in subsets]
+    """The base alone, with each component alone, and with every component at once (the
+    overlays add the combinations they use)."""
+    return ["base", *(f"base+{name}" for name in COMPONENTS), "base+all"]
+
+
+def components_of(name: str) -> list[str]:
+    """The components a combination name lists, in order ("all": every one)."""
+    parts = name.split("+")[1:]
+    return list(COMPONENTS) if parts == ["all"] else parts
 
 
 VARIANT_NAMES = [f"overlays/{name}" for name in OVERLAYS] + combination_names()

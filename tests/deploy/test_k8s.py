@@ -19,23 +19,35 @@ from drkernel.cli import build_parser
 from drkernel.config import load_settings
 from services.sandbox.settings import IsolationSettings
 
+from . import crds
 from .helpers import MONITORING, REPO, VARIANT_NAMES, Variant
 
 # The oldest release the default sandbox isolation is written for (pod user namespaces and
 # ProcMountType) and the newest whose schemas kubernetes-validate bundles.
 KUBERNETES_VERSIONS = ("1.33.0", "1.37.0")
 SERVICES = ("sandbox", "profiler", "policy", "trainer")
-GPU_SERVICES = ("sandbox", "policy", "trainer")
 # What the root isolation grants the sandbox (components/sandbox-root-isolation), nothing more.
 ROOT_CAPABILITIES = {"SYS_ADMIN", "NET_ADMIN", "SETUID", "SETGID", "CHOWN", "DAC_OVERRIDE"}
 
 
-def containers(variant: Variant) -> list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
-    """(deployment, pod spec, container) for every container of every Deployment."""
-    found = []
-    for deployment in variant.of_kind("Deployment"):
-        pod = deployment["spec"]["template"]["spec"]
-        found += [(deployment, pod, container) for container in pod["containers"]]
+def pod_templates(variant: Variant) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(workload, pod template) of every Deployment and every JobSet's replicated jobs."""
+    found = [(deployment, deployment["spec"]["template"]) for deployment in variant.of_kind("Deployment")]
+    for jobset in variant.of_kind("JobSet"):
+        found += [(jobset, job["template"]["spec"]["template"]) for job in jobset["spec"]["replicatedJobs"]]
+    return found
+
+
+def containers(
+    variant: Variant, kind: str | None = None
+) -> list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
+    """(workload, pod spec, container) for every container of every workload (of ``kind``)."""
+    found = [
+        (workload, template["spec"], container)
+        for workload, template in pod_templates(variant)
+        if kind in (None, workload["kind"])
+        for container in template["spec"]["containers"]
+    ]
     assert found, f"{variant.name} has no containers"
     return found
 
@@ -66,8 +78,11 @@ def test_every_variant_validates_strictly(variants: dict[str, Variant], version:
     failures = []
     for doc, names in distinct.values():
         try:
-            kubernetes_validate.validate(doc, version, strict=True)
-        except kubernetes_validate.ValidationError as error:
+            if crds.is_custom(doc):
+                crds.validate(doc, version)
+            else:
+                kubernetes_validate.validate(doc, version, strict=True)
+        except (kubernetes_validate.ValidationError, AssertionError) as error:
             failures.append(f"{doc['kind']} {doc['metadata']['name']} (in {', '.join(names)}): {error}")
     assert not failures, f"invalid for Kubernetes {version}:\n" + "\n".join(failures)
 
@@ -83,6 +98,8 @@ def test_strict_validation_rejects_unknown_fields(variants: dict[str, Variant]) 
 def test_every_service_has_deployment_service_and_account(variants: dict[str, Variant], name: str) -> None:
     variant = variants[name]
     for service in SERVICES:
+        if service == "trainer" and "trainer-job" in variant.components:
+            continue  # a JobSet, tested below
         deployment = variant.named("Deployment", service)
         pod = deployment["spec"]["template"]["spec"]
         labels = deployment["spec"]["template"]["metadata"]["labels"]
@@ -136,21 +153,32 @@ def test_ports_probes_resources_and_scraping(variants: dict[str, Variant], name:
     variant = variants[name]
     for deployment, pod, container in containers(variant):
         where = f"{name}: {deployment['metadata']['name']}/{container['name']}"
-        grpc_port, metrics_port = port(container, "grpc"), port(container, "metrics")
-        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            assert container[probe]["grpc"]["port"] == grpc_port, (
-                f"{where}: {probe} must be a grpc probe of the grpc port"
-            )
+        metrics_port = port(container, "metrics")
+        if deployment["kind"] == "Deployment":
+            # The kubelet's grpc probes speak plaintext only: with TLS (auth) they open the port.
+            grpc_port = port(container, "grpc")
+            for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+                expected = (
+                    {"tcpSocket": {"port": "grpc"}} if "auth" in variant.components else {"grpc": {"port": grpc_port}}
+                )
+                assert expected.items() <= container[probe].items(), f"{where}: {probe} is {container[probe]}"
+                assert not ({"grpc", "tcpSocket"} - expected.keys()) & container[probe].keys(), where
         resources = container["resources"]
         for resource in ("cpu", "memory", "ephemeral-storage"):
             request, limit = resources["requests"][resource], resources["limits"][resource]
             assert quantity(request) <= quantity(limit), f"{where}: {resource} request above its limit"
-        if "gpu" in variant.components and deployment["metadata"]["name"] in GPU_SERVICES:
+        workload = deployment["metadata"]["name"]
+        on_gpu = (
+            ("gpu" in variant.components and workload in {"policy", "trainer"})
+            or ("sandbox-gpu-pool" in variant.components and workload == "sandbox")
+            or deployment["kind"] == "JobSet"
+        )
+        if on_gpu:
             assert quantity(resources["limits"]["nvidia.com/gpu"]) >= 1, where
             assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"], where
         else:
             assert "nvidia.com/gpu" not in resources["limits"], where
-        annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+        annotations = next(t for w, t in pod_templates(variant) if t["spec"] is pod)["metadata"]["annotations"]
         assert annotations["prometheus.io/scrape"] == "true", where
         assert annotations["prometheus.io/port"] == str(metrics_port), where
         assert annotations["prometheus.io/path"] == "/metrics", where
@@ -168,7 +196,7 @@ def test_writable_paths_are_volumes(variants: dict[str, Variant], name: str) -> 
             assert len(sources) == 1, f"{where}: volume {volume['name']} has sources {sources}"
         mounts = [PurePosixPath(mount["mountPath"]) for mount in container["volumeMounts"]]
         assert all(mount["name"] in volumes for mount in container["volumeMounts"]), where
-        env = {item["name"]: item["value"] for item in container.get("env", [])}
+        env = {item["name"]: item["value"] for item in container.get("env", []) if "value" in item}
         writable = ["/tmp", env.get("HOME", "/home/drkernel")]
         writable += [value for key, value in env.items() if key.endswith("_DIR")]
         for path in map(PurePosixPath, writable):
@@ -194,6 +222,8 @@ def test_container_agrees_with_cli_and_settings(
     setting (a misspelt section would be ignored silently); the pod outlives the server's grace."""
     if service not in serve_commands():
         pytest.skip(f"`drkernel serve {service}` does not exist yet")
+    if service == "trainer" and "trainer-job" in variants[name].components:
+        pytest.skip("the trainer is a JobSet here (test_trainer_job_*)")
     deployment = variants[name].named("Deployment", service)
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
@@ -221,40 +251,65 @@ def test_container_agrees_with_cli_and_settings(
     )
 
 
+def runs_mounts(pod: dict[str, Any]) -> set[tuple[str, str, bool]]:
+    """(claim, mount path, read-only) of every persistent volume the pod's container mounts."""
+    (container,) = pod["containers"]
+    claims = {
+        v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v
+    }
+    return {
+        (claims[m["name"]], m["mountPath"], m.get("readOnly", False))
+        for m in container["volumeMounts"]
+        if m["name"] in claims
+    }
+
+
 @pytest.mark.parametrize("name", VARIANT_NAMES)
 def test_policy_reads_the_trainers_runs_at_the_same_path(variants: dict[str, Variant], name: str) -> None:
     """Weight sync and checkpoints go by path: the policy mounts the trainer's runs volume,
-    read-only, where the trainer's runs_dir is."""
+    read-only, where the trainer writes its runs (runs_dir, or the training job's --out)."""
     variant = variants[name]
-    mounts = {}
-    for service in ("trainer", "policy"):
-        pod = variant.named("Deployment", service)["spec"]["template"]["spec"]
-        (container,) = pod["containers"]
-        claims = {
-            v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v
-        }
-        mounts[service] = {
-            (claims[m["name"]], m["mountPath"], m.get("readOnly", False))
-            for m in container["volumeMounts"]
-            if m["name"] in claims
-        }
-    trainer = variant.named("Deployment", "trainer")["spec"]["template"]["spec"]["containers"][0]
-    runs_dir = {item["name"]: item["value"] for item in trainer["env"]}["DRKERNEL_TRAINER__RUNS_DIR"]
-    assert ("trainer-runs", runs_dir, False) in mounts["trainer"]
-    assert ("trainer-runs", runs_dir, True) in mounts["policy"]
+    policy = runs_mounts(variant.named("Deployment", "policy")["spec"]["template"]["spec"])
+    if "trainer-job" in variant.components:
+        (_, template), *_ = [(w, t) for w, t in pod_templates(variant) if w["kind"] == "JobSet"]
+        container = template["spec"]["containers"][0]
+        out = PurePosixPath(next(a for a in container["args"] if a.startswith("--out=")).removeprefix("--out="))
+        runs_dir = str(out.parent)
+        trainer = runs_mounts(template["spec"])
+    else:
+        pod = variant.named("Deployment", "trainer")["spec"]["template"]["spec"]
+        runs_dir = {item["name"]: item["value"] for item in pod["containers"][0]["env"]}["DRKERNEL_TRAINER__RUNS_DIR"]
+        trainer = runs_mounts(pod)
+    assert ("trainer-runs", runs_dir, False) in trainer
+    assert ("trainer-runs", runs_dir, True) in policy
     variant.named("PersistentVolumeClaim", "trainer-runs")
+
+
+PINNED = re.compile(r"registry\.example\.com/(?P<name>[a-z-]+)@sha256:[0-9a-f]{64}")
 
 
 @pytest.mark.parametrize("name", VARIANT_NAMES)
 def test_image_matches_project_and_dockerfile(variants: dict[str, Variant], name: str) -> None:
+    """The policy runs the policy image (with vLLM), every other service the drkernel image: by
+    digest in the production overlays, by the project's version tag (-cuda with GPUs) elsewhere."""
     variant = variants[name]
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     dockerfile = (REPO / "deploy" / "docker" / "Dockerfile").read_text()
     uid, gid = map(int, re.search(r"^USER (\d+):(\d+)$", dockerfile, re.M).groups())
     assert re.search(r'^ENTRYPOINT \["drkernel"\]$', dockerfile, re.M)
-    expected = f"drkernel:{version}-cuda" if "gpu" in variant.components else f"drkernel:{version}"
-    for deployment, pod, container in containers(variant):
-        assert container["image"] == expected, f"{name}: {deployment['metadata']['name']}"
+    assert {"drkernel", "policy"} <= set(re.findall(r"^FROM \S+ AS (\S+)$", dockerfile, re.M))
+    pinned = name in ("overlays/cpu", "overlays/gpu")
+    for workload, pod, container in containers(variant):
+        image = "drkernel-policy" if workload["metadata"]["name"] == "policy" else "drkernel"
+        cuda = "gpu" in variant.components or (
+            image == "drkernel" and variant.components & {"sandbox-gpu-pool", "trainer-job"}
+        )
+        if pinned:
+            match = PINNED.fullmatch(container["image"])
+            assert match and match["name"] == image, f"{name}: {workload['metadata']['name']}: {container['image']}"
+        else:
+            expected = f"{image}:{version}-cuda" if cuda else f"{image}:{version}"
+            assert container["image"] == expected, f"{name}: {workload['metadata']['name']}"
         if pod["securityContext"]["runAsUser"] != 0:
             assert (pod["securityContext"]["runAsUser"], pod["securityContext"]["runAsGroup"]) == (uid, gid)
 

@@ -36,7 +36,7 @@ def tool(name: str) -> str:
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generate_dashboards", MONITORING / "generate_dashboards.py")
+    spec = importlib.util.spec_from_file_location("generate", MONITORING / "generate.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -200,11 +200,42 @@ def test_scrape_job_keeps_each_pods_metrics_port(variants: dict[str, Variant], e
         process.wait(30)
 
 
-def test_dashboards_are_up_to_date() -> None:
+def test_generated_files_are_up_to_date() -> None:
     module = generator()
     rendered = module.render()
-    assert set(rendered) == {path.name for path in (MONITORING / "dashboards").glob("*.json")}
-    assert module.stale_files(rendered) == [], "run python deploy/monitoring/generate_dashboards.py and commit the JSON"
+    dashboards = {Path("dashboards") / path.name for path in (MONITORING / "dashboards").glob("*.json")}
+    assert set(rendered) == dashboards | {Path("prometheus-operator") / "prometheusrule.yaml"}
+    assert module.stale_files(rendered) == [], "run python deploy/monitoring/generate.py and commit its output"
+
+
+def test_stale_files_names_a_changed_rule(tmp_path: Path) -> None:
+    module = generator()
+    rendered = module.render()
+    for path, text in rendered.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    assert module.stale_files(rendered, tmp_path) == []
+    rule = tmp_path / "prometheus-operator" / "prometheusrule.yaml"
+    rule.write_text(rule.read_text().replace("for: 5m", "for: 6m", 1))
+    assert module.stale_files(rendered, tmp_path) == [Path("prometheus-operator") / "prometheusrule.yaml"]
+
+
+def test_prometheus_operator_objects_carry_the_rules_and_the_scrape_job() -> None:
+    """The PrometheusRule holds exactly the rule file's groups; the PodMonitor keeps the pods and
+    labels the plain scrape job keeps (job, service; namespace and pod come from the operator)."""
+    rule = yaml.safe_load((MONITORING / "prometheus-operator" / "prometheusrule.yaml").read_text())
+    assert rule["spec"] == yaml.safe_load(RULES.read_text())
+    monitor = yaml.safe_load((MONITORING / "prometheus-operator" / "podmonitor.yaml").read_text())
+    (job,) = yaml.safe_load((MONITORING / "prometheus.yml").read_text())["scrape_configs"]
+    keep = {tuple(r["source_labels"]): r["regex"] for r in job["relabel_configs"] if r.get("action") == "keep"}
+    assert monitor["spec"]["selector"]["matchLabels"] == {
+        "app.kubernetes.io/part-of": keep[("__meta_kubernetes_pod_label_app_kubernetes_io_part_of",)]
+    }
+    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+    assert endpoint["port"] == keep[("__meta_kubernetes_pod_container_port_name",)]
+    targets = {r["targetLabel"]: r.get("replacement") or r["sourceLabels"] for r in endpoint["relabelings"]}
+    assert targets["job"] == job["job_name"]
+    assert targets["service"] == ["__meta_kubernetes_pod_label_app_kubernetes_io_name"]
 
 
 def dashboard_queries() -> list[tuple[str, str]]:
@@ -233,7 +264,12 @@ def alert_queries() -> list[tuple[str, str]]:
 
 def grafana_to_promql(expr: str) -> str:
     """Replaces Grafana's variables with values PromQL accepts."""
-    return expr.replace("$__rate_interval", "5m").replace("$namespace", "drkernel").replace("$pod", ".*")
+    return (
+        expr.replace("$__rate_interval", "5m")
+        .replace("$job", "drkernel")
+        .replace("$namespace", "drkernel")
+        .replace("$pod", ".*")
+    )
 
 
 def test_dashboard_queries_parse(tmp_path: Path) -> None:
@@ -326,9 +362,32 @@ def test_metric_name_reader() -> None:
     } <= exported_metrics()
 
 
-@pytest.mark.parametrize("source", ["dashboards", "alerts"])
+def adapter_queries() -> list[tuple[str, str]]:
+    """The prometheus-adapter rule's queries, its template variables filled as the adapter does."""
+    rules = yaml.safe_load((MONITORING / "prometheus-adapter.yaml").read_text())["rules"]
+    fill = {"<<.GroupBy>>": "namespace, pod", "<<.LabelMatchers>>": 'namespace="drkernel"'}
+    found = []
+    for rule in rules:
+        for key in ("seriesQuery", "metricsQuery"):
+            expr = rule[key]
+            for variable, value in fill.items():
+                expr = expr.replace(variable, value)
+            found.append((f"adapter {rule['name']['as']} {key}", expr))
+    return found
+
+
+def test_adapter_queries_parse(tmp_path: Path) -> None:
+    promtool = tool("promtool")
+    path = tmp_path / "adapter.yml"
+    rules = [{"record": f"drkernel:adapter_{i}", "expr": expr} for i, (_, expr) in enumerate(adapter_queries())]
+    path.write_text(yaml.safe_dump({"groups": [{"name": "adapter", "rules": rules}]}))
+    result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("source", ["dashboards", "alerts", "adapter"])
 def test_queries_use_only_exported_metrics(source: str) -> None:
     exported = exported_metrics() | PROMETHEUS_METRICS
-    queries = dashboard_queries() if source == "dashboards" else alert_queries()
+    queries = {"dashboards": dashboard_queries, "alerts": alert_queries, "adapter": adapter_queries}[source]()
     unknown = {(where, name) for where, expr in queries for name in metric_names(expr) if name not in exported}
     assert not unknown, f"queried but not exported by drkernel/ or services/: {sorted(unknown)}"

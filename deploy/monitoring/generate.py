@@ -1,9 +1,13 @@
-"""Generates drkernel's Grafana dashboards (dashboards/*.json) with Grafana's Foundation SDK.
+"""Generates drkernel's monitoring files: the Grafana dashboards (dashboards/*.json, with
+Grafana's Foundation SDK) and the Prometheus Operator's PrometheusRule
+(prometheus-operator/prometheusrule.yaml, the alert rules of rules/drkernel.rules.yml wrapped in
+the custom resource, so that the rules have one source).
 
-Run `python deploy/monitoring/generate_dashboards.py` after changing a panel and commit the JSON;
-`--check` exits 1 when the committed files differ (tests/deploy runs the same comparison).
-Queries rely on the labels that prometheus.yml's scrape job gives every series: job="drkernel",
-namespace, pod and service.
+Run `python deploy/monitoring/generate.py` after changing a panel or a rule and commit the
+output; `--check` exits 1 when the committed files differ (tests/deploy runs the same
+comparison). Queries rely on the labels that prometheus.yml's scrape job (or the PodMonitor)
+gives every series: job, namespace, pod and service. The dashboards pick the job with a
+variable (default "drkernel"), for Prometheus setups that name the job otherwise.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from grafana_foundation_sdk.builders import dashboard as dash
 from grafana_foundation_sdk.builders import prometheus, stat, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import common
-from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableRefresh, VariableSort
+from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableOption, VariableRefresh, VariableSort
 
-OUTPUT_DIR = Path(__file__).resolve().parent / "dashboards"
+MONITORING = Path(__file__).resolve().parent
+RULES = Path("rules") / "drkernel.rules.yml"
+PROMETHEUS_RULE = Path("prometheus-operator") / "prometheusrule.yaml"
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
 # Status codes that mean the server failed (the same set as the DrKernelRPCErrorRatioHigh alert).
 SERVER_ERROR_CODES = "INTERNAL|UNKNOWN|UNAVAILABLE|DEADLINE_EXCEEDED|DATA_LOSS|UNIMPLEMENTED"
@@ -28,8 +34,8 @@ TAGS = ["drkernel"]
 
 
 def selector(service: str | None = None, **matchers: str) -> str:
-    """The label matchers every query starts from: drkernel's job, the chosen namespace and pods."""
-    parts = ['job="drkernel"', 'namespace=~"$namespace"']
+    """The label matchers every query starts from: the chosen job, namespace and pods."""
+    parts = ['job=~"$job"', 'namespace=~"$namespace"']
     if service is not None:
         parts += [f'service="{service}"', 'pod=~"$pod"']
     parts += [f'{name}="{value}"' for name, value in matchers.items()]
@@ -114,10 +120,22 @@ def base_dashboard(uid: str, title: str, description: str, service: str | None) 
         .editable()
         .with_variable(dash.DatasourceVariable("datasource").label("Data source").type("prometheus"))
         .with_variable(
+            dash.QueryVariable("job")
+            .label("Job")
+            .description(
+                "The scrape job of drkernel's pods (drkernel with deploy/monitoring's scrape job or PodMonitor)."
+            )
+            .datasource(DATASOURCE)
+            .query("label_values(drkernel_rpc_total, job)")
+            .current(VariableOption(selected=True, text="drkernel", value="drkernel"))
+            .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+            .sort(VariableSort.ALPHABETICAL_ASC)
+        )
+        .with_variable(
             dash.QueryVariable("namespace")
             .label("Namespace")
             .datasource(DATASOURCE)
-            .query('label_values(up{job="drkernel"}, namespace)')
+            .query('label_values(up{job=~"$job"}, namespace)')
             .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
             .sort(VariableSort.ALPHABETICAL_ASC)
         )
@@ -127,7 +145,7 @@ def base_dashboard(uid: str, title: str, description: str, service: str | None) 
             dash.QueryVariable("pod")
             .label("Pod")
             .datasource(DATASOURCE)
-            .query(f'label_values(up{{job="drkernel", namespace=~"$namespace", service="{service}"}}, pod)')
+            .query(f'label_values(up{{job=~"$job", namespace=~"$namespace", service="{service}"}}, pod)')
             .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
             .sort(VariableSort.ALPHABETICAL_ASC)
             .multi(True)
@@ -500,7 +518,7 @@ def trainer() -> dash.Dashboard:
         dash.QueryVariable("run")
         .label("Run")
         .datasource(DATASOURCE)
-        .query('label_values(drkernel_trainer_step{job="drkernel", namespace=~"$namespace"}, run)')
+        .query('label_values(drkernel_trainer_step{job=~"$job", namespace=~"$namespace"}, run)')
         .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
         .sort(VariableSort.ALPHABETICAL_ASC)
         .multi(True)
@@ -652,7 +670,7 @@ DASHBOARDS: dict[str, Callable[[], dash.Dashboard]] = {
 }
 
 
-def render() -> dict[str, str]:
+def render_dashboards() -> dict[str, str]:
     """Every dashboard as the JSON text that is committed, keyed by file name."""
     encoder = JSONEncoder(sort_keys=True, indent=2)
     rendered = {}
@@ -664,30 +682,57 @@ def render() -> dict[str, str]:
     return rendered
 
 
-def stale_files(rendered: dict[str, str], directory: Path = OUTPUT_DIR) -> list[str]:
-    """Names whose committed file differs from `rendered` or is missing, and strays in `directory`."""
-    present = {path.name for path in directory.glob("*.json")}
+def render_prometheus_rule(rules_text: str) -> str:
+    """The PrometheusRule holding the groups of the rule file ``rules_text``, verbatim."""
+    header = (
+        "# Generated by ../generate.py from ../rules/drkernel.rules.yml: edit the rule file, not this.\n"
+        "# The alert rules for a Prometheus run by the Prometheus Operator; its ruleSelector must\n"
+        '# match this object (README.md, "Prometheus Operator").\n'
+        "apiVersion: monitoring.coreos.com/v1\n"
+        "kind: PrometheusRule\n"
+        "metadata:\n"
+        "  name: drkernel\n"
+        "spec:\n"
+    )
+    body = rules_text[rules_text.index("groups:") :]
+    return header + "".join(f"  {line}" if line.strip() else line for line in body.splitlines(keepends=True))
+
+
+def render() -> dict[Path, str]:
+    """Every generated file's text, keyed by its path under deploy/monitoring."""
+    rendered = {Path("dashboards") / name: text for name, text in render_dashboards().items()}
+    rendered[PROMETHEUS_RULE] = render_prometheus_rule((MONITORING / RULES).read_text())
+    return rendered
+
+
+def stale_files(rendered: dict[Path, str], directory: Path = MONITORING) -> list[Path]:
+    """Paths whose committed file differs from ``rendered`` or is missing, and stray dashboards."""
+    present = {path.relative_to(directory) for path in (directory / "dashboards").glob("*.json")}
     differing = [
-        name for name, text in rendered.items() if name not in present or (directory / name).read_text() != text
+        path
+        for path, text in rendered.items()
+        if not (directory / path).is_file() or (directory / path).read_text() != text
     ]
     return sorted(differing + sorted(present - rendered.keys()))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="Exit 1 if the committed JSON is out of date.")
+    parser.add_argument("--check", action="store_true", help="Exit 1 if the committed files are out of date.")
     args = parser.parse_args(argv)
     rendered = render()
     if args.check:
         stale = stale_files(rendered)
-        for name in stale:
-            print(f"{OUTPUT_DIR / name} is out of date: run python {Path(__file__).name}", file=sys.stderr)
+        for path in stale:
+            print(f"{MONITORING / path} is out of date: run python {Path(__file__).name}", file=sys.stderr)
         return 1 if stale else 0
-    OUTPUT_DIR.mkdir(exist_ok=True)
-    for stray in {path.name for path in OUTPUT_DIR.glob("*.json")} - rendered.keys():
-        (OUTPUT_DIR / stray).unlink()
-    for name, text in rendered.items():
-        (OUTPUT_DIR / name).write_text(text)
+    for stray in {
+        path.relative_to(MONITORING) for path in (MONITORING / "dashboards").glob("*.json")
+    } - rendered.keys():
+        (MONITORING / stray).unlink()
+    for path, text in rendered.items():
+        (MONITORING / path).parent.mkdir(exist_ok=True)
+        (MONITORING / path).write_text(text)
     return 0
 
 
