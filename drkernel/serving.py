@@ -17,6 +17,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
+from wsgiref.simple_server import WSGIServer
 
 import grpc
 import prometheus_client
@@ -306,6 +307,17 @@ async def _start_health_server(
     return server, bound
 
 
+def serve_metrics(port: int) -> WSGIServer:
+    """Serves this process's Prometheus registry at ``/metrics`` on ``port`` of every interface
+    from a daemon thread (0 picks a free port: read ``server_port``). The services serve it for
+    their whole life; a caller that stops earlier calls ``shutdown()`` then ``server_close()``."""
+    try:
+        server, _ = prometheus_client.start_http_server(port)
+    except OSError as error:
+        raise Unavailable(f"could not bind the metrics port {port}: {error.strerror}") from error
+    return server
+
+
 def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
     """Message limits, connection age and keepalive of a server."""
     return [
@@ -346,8 +358,7 @@ async def start_server(
         raise Unavailable(f"could not bind {settings.host}:{settings.port}")
     metrics_port = None
     if settings.metrics:
-        http_server, _ = prometheus_client.start_http_server(settings.metrics_port)
-        metrics_port = http_server.server_port
+        metrics_port = serve_metrics(settings.metrics_port).server_port
     await server.start()
     health_server, health_port = None, None
     if settings.health_port is not None:

@@ -25,6 +25,19 @@ def register(commands: Any, serve_commands: Any) -> None:
     source.add_argument("--config", dest="run_config", type=Path, help="The run's YAML file.")
     source.add_argument("--resume", type=Path, metavar="OUT", help="Resume the run in OUT from its last checkpoint.")
     train.add_argument("--out", type=Path, help="Run directory (required with --config).")
+    train.add_argument(
+        "--auto-resume",
+        action="store_true",
+        help=(
+            "With --config: resume OUT from its last complete checkpoint if it has one (with the "
+            "run's own OUT/config.yaml), else start fresh from --config; for jobs that restart."
+        ),
+    )
+    train.add_argument(
+        "--metrics-port",
+        type=int,
+        help="Serve Prometheus /metrics on this port (local rank 0 of each node; rank 0 sets the step gauges).",
+    )
     train.add_argument("--steps", type=int, help="Total steps to reach (overrides the config's steps).")
     train.add_argument("--plot", action="store_true", help="Draw the curves and print the table at the end.")
     train.set_defaults(handler=run_train)
@@ -67,29 +80,59 @@ def _positive(value: int | None, flag: str) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     from services.trainer.loop import train
+    from services.trainer.report import METRICS_FILE
     from services.trainer.run_config import load_run_config
 
     _positive(args.steps, "--steps")
+    if args.metrics_port is not None and not 1 <= args.metrics_port <= 65535:
+        raise CliError(f"--metrics-port must be a port number (1-65535), got {args.metrics_port}")
     load_settings_for(args)
     if args.resume is not None:
         out = args.resume
         if args.out is not None and args.out != out:
             raise CliError("--out is the run directory given to --resume; give one or the other")
-        config = load_run_config(out / "config.yaml")
+        if args.auto_resume:
+            raise CliError("--auto-resume goes with --config and --out (--resume always resumes)")
+        resume = True
     else:
         if args.out is None:
             raise CliError("--out is required with --config")
         out = args.out
-        if (out / "metrics.jsonl").exists():
+        if args.auto_resume:
+            resume = _auto_resume(out, args.run_config)
+        elif (out / METRICS_FILE).exists():
             raise CliError(f"{out} already holds a run; resume it with --resume {out} or choose another --out")
-        config = load_run_config(args.run_config)
+        else:
+            resume = False
+    config = load_run_config(out / "config.yaml" if resume else args.run_config)
     if args.steps is not None:
         config = config.model_copy(update={"steps": args.steps})
-    done = train(config, out, resume=args.resume is not None, progress=sys.stderr.isatty())
+    done = train(config, out, resume=resume, progress=sys.stderr.isatty(), metrics_port=args.metrics_port)
     if args.plot:
         _report(out)
     print(f"trained to step {done}; run in {out}")
     return EXIT_OK
+
+
+def _auto_resume(out: Path, run_config: Path) -> bool:
+    """Whether ``--auto-resume`` resumes ``out`` (it has a complete checkpoint) or starts it
+    fresh from ``run_config``; says which on stdout."""
+    from services.trainer.checkpoint import latest_checkpoint
+    from services.trainer.loop import DISCARDED_METRICS_FILE
+    from services.trainer.report import METRICS_FILE
+
+    checkpoint = latest_checkpoint(out / "checkpoints")
+    if checkpoint is not None:
+        print(f"auto-resume: resuming {out} from its checkpoint {checkpoint.name} (with {out / 'config.yaml'})")
+        return True
+    if (out / METRICS_FILE).exists():
+        print(
+            f"auto-resume: {out} has records but no complete checkpoint; starting fresh from {run_config} "
+            f"(the earlier records go to {DISCARDED_METRICS_FILE})"
+        )
+    else:
+        print(f"auto-resume: no checkpoint in {out}; starting fresh from {run_config}")
+    return False
 
 
 def _report(run_dir: Path) -> None:

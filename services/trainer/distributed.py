@@ -54,6 +54,13 @@ def rank_and_world() -> tuple[int, int]:
     return dist.get_rank(), dist.get_world_size()
 
 
+def local_rank() -> int:
+    """This process's rank on its node (torchrun's LOCAL_RANK); 0 without a process group."""
+    if not dist.is_initialized():
+        return 0
+    return int(os.environ.get("LOCAL_RANK", "0"))
+
+
 def broadcast_object(obj: Any) -> Any:
     """Rank 0's ``obj`` on every rank (what the other ranks pass is ignored)."""
     if not dist.is_initialized():

@@ -6,6 +6,10 @@ or remote policy and sandbox services, rollouts, advantages and masks) and broad
 step's rows. The learner recomputes log-probs; MRS compares them with the policy server's
 (identically on every rank); the learner applies the rows' advantages and masks; rank 0
 pushes the new weights as ``weights_version = step``.
+
+With a metrics port (the training job on Kubernetes) local rank 0 of each node serves
+Prometheus ``/metrics``, and rank 0 sets the step gauges of ``services/trainer/metrics.py``
+under the run directory's name, with ``drkernel_trainer_active_runs`` at 1 while it trains.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ import json
 import random
 import signal
 import time
-from collections.abc import Iterator
-from contextlib import AsyncExitStack, contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AsyncExitStack, ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,15 +28,17 @@ from drkernel.background import BackgroundLoop
 from drkernel.config import load_settings
 from drkernel.logs import get_logger
 from drkernel.sections import ServerSettings
+from drkernel.serving import serve_metrics
 from services.policy.client import PolicyClient
 from services.sandbox.client import SandboxClient, local_sandbox
-from services.trainer import distributed
+from services.trainer import distributed, metrics
 from services.trainer.advantages import build_rows
 from services.trainer.checkpoint import latest_checkpoint, prune_checkpoints
 from services.trainer.curriculum import TaskSampler
 from services.trainer.environments import Environment, SandboxEnvironment, Task, TokenTargetEnvironment
 from services.trainer.learner import Learner
 from services.trainer.mismatch import mrs_decisions
+from services.trainer.report import METRICS_FILE
 from services.trainer.rollout import Rollouts
 from services.trainer.rows import TrainingRow, Trajectory
 from services.trainer.run_config import RunConfig, dump_run_config
@@ -40,6 +46,10 @@ from services.trainer.task_sets import split_tasks
 from services.trainer.weight_sync import push_weights
 
 log = get_logger(__name__)
+
+# Where a fresh start puts the records of an earlier attempt in the same directory that left
+# no checkpoint (``drkernel train --auto-resume``), so that metrics.jsonl is this run's alone.
+DISCARDED_METRICS_FILE = "metrics.discarded.jsonl"
 
 
 def resolve_model(config: RunConfig) -> Path:
@@ -139,10 +149,14 @@ class StepRecord:
     seconds_step: float
     extra: dict[str, float]
 
-    def line(self) -> str:
+    def values(self) -> dict[str, float]:
+        """The flat object of the line: every field, the extra keys beside them."""
         fields = asdict(self)
         extra = fields.pop("extra")
-        return json.dumps({**fields, **extra})
+        return {**fields, **extra}
+
+    def line(self) -> str:
+        return json.dumps(self.values())
 
 
 def rollout_rates(trajectories: list[Trajectory]) -> dict[str, float]:
@@ -185,20 +199,42 @@ class _StopRequested:
                 signal.signal(sig, old)
 
 
-def train(config: RunConfig, out_dir: Path, resume: bool = False, progress: bool = True) -> int:
-    """Runs (or resumes) a run to ``config.steps``; returns the last step done."""
+def train(
+    config: RunConfig, out_dir: Path, resume: bool = False, progress: bool = True, metrics_port: int | None = None
+) -> int:
+    """Runs (or resumes) a run to ``config.steps``; returns the last step done. A fresh run
+    (not ``resume``) starts its own metrics.jsonl: one already in ``out_dir`` is set aside as
+    DISCARDED_METRICS_FILE. ``metrics_port``: serve Prometheus metrics there (module doc)."""
     rank, world, device = distributed.init_distributed()
     stop = _StopRequested()
     try:
-        with stop.installed():
-            return _Run(config, out_dir, rank, world, device).run(resume, stop, progress)
+        with ExitStack() as exporting, stop.installed():
+            record_step = None
+            if metrics_port is not None:
+                if distributed.local_rank() == 0:
+                    endpoint = serve_metrics(metrics_port)
+                    exporting.callback(endpoint.server_close)
+                    exporting.callback(endpoint.shutdown)
+                    log.info("serving metrics", port=endpoint.server_port, rank=rank)
+                if rank == 0:
+                    record_step = exporting.enter_context(metrics.active_run(out_dir.name))
+            return _Run(config, out_dir, rank, world, device, record_step).run(resume, stop, progress)
     finally:
         distributed.shutdown()
 
 
 class _Run:
-    def __init__(self, config: RunConfig, out_dir: Path, rank: int, world: int, device: Any) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        out_dir: Path,
+        rank: int,
+        world: int,
+        device: Any,
+        record_step: Callable[[Mapping[str, float]], None] | None = None,
+    ) -> None:
         self.config, self.out_dir, self.rank, self.world = config, out_dir, rank, world
+        self.record_step = record_step  # rank 0 with a metrics port: the step gauges
         self.lead = rank == 0
         self.train_tasks, _ = split_tasks(config.tasks)
         self.tasks_by_name = {t.name: t for t in self.train_tasks}
@@ -221,6 +257,9 @@ class _Run:
         step = self._restore() if resume else 0
         if self.lead:
             out.mkdir(parents=True, exist_ok=True)
+            if not resume and (out / METRICS_FILE).exists():
+                (out / METRICS_FILE).replace(out / DISCARDED_METRICS_FILE)
+                log.warning("starting fresh: the earlier records are set aside", path=str(out / DISCARDED_METRICS_FILE))
             (out / "config.yaml").write_text(dump_run_config(config))
             self.services = Services(config, self.model_dir, self.device.type, self.learner.dtype_name)
         try:
@@ -337,9 +376,11 @@ class _Run:
             seconds_step=time.perf_counter() - started,
             extra=extra,
         )
-        with (self.out_dir / "metrics.jsonl").open("a") as stream:
+        with (self.out_dir / METRICS_FILE).open("a") as stream:
             stream.write(record.line() + "\n")
-        log.info("step", **json.loads(record.line()))
+        log.info("step", **record.values())
+        if self.record_step is not None:
+            self.record_step(record.values())
 
     def _sync(self, version: int) -> int:
         """Collective: gathers full weights (rank 0) and pushes them to the policy."""

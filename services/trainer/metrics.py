@@ -1,7 +1,8 @@
 """Prometheus metrics of training (RPC counts and latencies come from drkernel.serving).
 
 A step's numbers reach Prometheus through ``record_step``: the trainer service calls it for
-every new line of a run's metrics.jsonl, and the training loop may call it in its own process.
+every new line of a run's metrics.jsonl, and a standalone ``drkernel train --metrics-port``
+(the training job on Kubernetes) calls it in its own rank 0 process, inside ``active_run``.
 Each known step key has a gauge of its own, labelled by run; the phase timings share one
 gauge with a ``phase`` label so that a dashboard can stack them; any other numeric key lands
 in ``drkernel_trainer_step_extra`` under its own name.
@@ -9,7 +10,9 @@ in ``drkernel_trainer_step_extra`` under its own name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import partial
 
 import prometheus_client
 
@@ -84,3 +87,16 @@ def record_step(run: str, metrics: Mapping[str, float]) -> None:
             PHASE_SECONDS.labels(run, _PHASE_KEYS[key]).set(number)
         else:
             EXTRA.labels(run, key).set(number)
+
+
+@contextmanager
+def active_run(run: str) -> Iterator[Callable[[Mapping[str, float]], None]]:
+    """Counts a run that this process trains itself as started, and as active while the block
+    runs (the trainer service counts the runs it supervises, in their own processes); yields
+    the function that records each of its steps under the label ``run``."""
+    RUNS_STARTED.inc()
+    RUNS_ACTIVE.inc()
+    try:
+        yield partial(record_step, run)
+    finally:
+        RUNS_ACTIVE.dec()

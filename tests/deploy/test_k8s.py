@@ -155,14 +155,20 @@ def test_ports_probes_resources_and_scraping(variants: dict[str, Variant], name:
         where = f"{name}: {deployment['metadata']['name']}/{container['name']}"
         metrics_port = port(container, "metrics")
         if deployment["kind"] == "Deployment":
-            # The kubelet's grpc probes speak plaintext only: with TLS (auth) they open the port.
-            grpc_port = port(container, "grpc")
+            # The kubelet's grpc probes speak plaintext only: with TLS (auth) they call the
+            # plaintext health port the server opens beside its own (server.health_port).
+            health = f"DRKERNEL_{deployment['metadata']['name'].upper()}__SERVER__HEALTH_PORT"
+            env = {item["name"]: item.get("value") for item in container.get("env", [])}
+            if "auth" in variant.components:
+                probed = port(container, "health")
+                assert env[health] == str(probed), f"{where}: {health} is not the health port {probed}"
+            else:
+                probed = port(container, "grpc")
+                assert health not in env, f"{where}: a health port without TLS"
+                assert "health" not in {p["name"] for p in container["ports"]}, where
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-                expected = (
-                    {"tcpSocket": {"port": "grpc"}} if "auth" in variant.components else {"grpc": {"port": grpc_port}}
-                )
-                assert expected.items() <= container[probe].items(), f"{where}: {probe} is {container[probe]}"
-                assert not ({"grpc", "tcpSocket"} - expected.keys()) & container[probe].keys(), where
+                assert container[probe]["grpc"] == {"port": probed}, f"{where}: {probe} is {container[probe]}"
+                assert not {"tcpSocket", "httpGet", "exec"} & container[probe].keys(), where
         resources = container["resources"]
         for resource in ("cpu", "memory", "ephemeral-storage"):
             request, limit = resources["requests"][resource], resources["limits"][resource]
