@@ -19,6 +19,7 @@ update can therefore never land between two tokens of a batch.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import deque
@@ -37,19 +38,25 @@ from services.policy.kv_batch import KvBatch
 from services.policy.sampling import draw, sample_rng, shape_scores
 from services.policy.types import FinishReason, SamplingParams, TokenDelta
 
-DONE = object()  # emitted after a request's last delta
-Emit = Callable[[object], None]
+DONE = object()  # posted after a request's last delta
 # (input ids [rows, tokens], attention mask [rows, columns], position ids [rows, tokens], cache)
 # -> logits of each row's last input token [rows, vocab]; the cache grows by ``tokens`` columns.
 Forward = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, DynamicCache], torch.Tensor]
 
 
 class BatchRequest:
-    """One generation request: its prompt and parameters, where its deltas (lists of
-    ``TokenDelta``, then ``DONE``, or an exception) go, and whether its reader has gone."""
+    """One generation request: its prompt and parameters, the queue (on its reader's event
+    loop) that receives its deltas (lists of ``TokenDelta``, then ``DONE``, or an exception),
+    and whether its reader has gone."""
 
-    def __init__(self, prompt: Sequence[int], params: SamplingParams, emit: Emit) -> None:
-        self.prompt, self.params, self.emit = list(prompt), params, emit
+    def __init__(
+        self,
+        prompt: Sequence[int],
+        params: SamplingParams,
+        loop: asyncio.AbstractEventLoop,
+        queue: asyncio.Queue[object],
+    ) -> None:
+        self.prompt, self.params, self.loop, self.queue = list(prompt), params, loop, queue
         self.cancelled = threading.Event()
         self.arrived = time.monotonic()
         self.admitted = 0  # samples started
@@ -101,7 +108,7 @@ class ContinuousBatcher:
         self._thread.start()
 
     def submit(self, request: BatchRequest) -> None:
-        """Queues a request; its deltas arrive through its ``emit``."""
+        """Queues a request; its deltas arrive in its queue."""
         with self._wake:
             if self._closing:
                 raise Unavailable("the policy backend is shutting down")
@@ -140,7 +147,7 @@ class ContinuousBatcher:
                     self._admit(admissions)
                 if self._rows:
                     self._step()
-            except Exception as error:  # the batch is lost: its requests learn why
+            except Exception as error:  # noqa: BLE001 - the batch is lost: its requests learn why
                 self._fail(error, [a.request for a in admissions])
         self._shut_down()
 
@@ -240,7 +247,7 @@ class ContinuousBatcher:
         tokens = draw(scores, [None if row.rng is None else row.rng.random() for row in rows])
         logprobs = scores.log_softmax(dim=-1).gather(1, tokens[:, None]).squeeze(1)
         deltas: dict[BatchRequest, list[TokenDelta]] = {}
-        keep = []
+        keep: list[int] = []
         for i, (row, token, logprob) in enumerate(zip(rows, tokens.tolist(), logprobs.tolist(), strict=True)):
             reason = self._advance(row, token)
             deltas.setdefault(row.request, []).append(TokenDelta(row.index, (token,), (logprob,), reason))
@@ -248,10 +255,12 @@ class ContinuousBatcher:
                 keep.append(i)
             else:
                 row.request.finished += 1
+        posts: list[tuple[BatchRequest, object]] = []
         for request, request_deltas in deltas.items():
-            request.emit(request_deltas)
+            posts.append((request, request_deltas))
             if request.finished == request.params.n:
-                request.emit(DONE)
+                posts.append((request, DONE))
+        _post(posts)
         return tokens, keep
 
     def _advance(self, row: _Row, token: int) -> FinishReason | None:
@@ -283,7 +292,7 @@ class ContinuousBatcher:
         failed = {id(r): r for r in [*admitting, *(row.request for row in self._rows)]}
         for request in failed.values():
             request.cancelled.set()
-            request.emit(error)
+        _post([(request, error) for request in failed.values()])
         self._batch, self._rows = None, []
 
     def _shut_down(self) -> None:
@@ -297,8 +306,27 @@ class ContinuousBatcher:
             future.set_exception(error)
 
 
+def _post(items: list[tuple[BatchRequest, object]]) -> None:
+    """Puts items in their requests' queues with one wake-up per event loop: every wake-up
+    hands the interpreter lock to the loop's thread, which the worker then waits to get back."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[BatchRequest, object]]] = {}
+    for request, item in items:
+        by_loop.setdefault(request.loop, []).append((request, item))
+    for loop, posts in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_deliver, posts)
+        except RuntimeError:  # the readers' loop is closed: nobody waits for the rest
+            for request, _ in posts:
+                request.cancelled.set()
+
+
+def _deliver(posts: list[tuple[BatchRequest, object]]) -> None:
+    for request, item in posts:
+        request.queue.put_nowait(item)
+
+
 def _run_job(job: Callable[[], Any], future: Future[Any]) -> None:
     try:
         future.set_result(job())
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - the caller awaits the future and re-raises it
         future.set_exception(error)

@@ -101,16 +101,8 @@ class TransformersBackend:
         )
 
     async def stream(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> AsyncIterator[list[TokenDelta]]:
-        loop = asyncio.get_running_loop()
         queue: asyncio.Queue[object] = asyncio.Queue()
-
-        def emit(item: object) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-            except RuntimeError:  # the reader's event loop is closed: nobody waits for the rest
-                request.cancelled.set()
-
-        request = BatchRequest(prompt_token_ids, params, emit)
+        request = BatchRequest(prompt_token_ids, params, asyncio.get_running_loop(), queue)
         self._batcher.submit(request)
         try:
             while (item := await queue.get()) is not DONE:
