@@ -11,6 +11,7 @@ Only full-attention ``DynamicLayer`` caches can be regrouped like this (``check_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from transformers import DynamicCache, PreTrainedConfig
@@ -27,6 +28,13 @@ def check_cache(config: PreTrainedConfig) -> None:
         raise FailedPrecondition(
             f"the transformers backend batches full-attention models only; this model's cache has {sorted(kinds)}"
         )
+
+
+def _states(cache: DynamicCache) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Each layer's keys and values [rows, heads, columns, head dim] (``check_cache`` made sure
+    every layer is a filled ``DynamicLayer``)."""
+    layers = cast("list[DynamicLayer]", cache.layers)
+    return [cast("tuple[torch.Tensor, torch.Tensor]", (layer.keys, layer.values)) for layer in layers]
 
 
 def _left_pad(tensor: torch.Tensor, columns: int, dim: int) -> torch.Tensor:
@@ -64,14 +72,17 @@ class KvBatch:
         """Appends the rows of ``other``, padding the narrower cache on the left."""
         width = max(self.columns, other.columns)
         mine, theirs = width - self.columns, width - other.columns
-        layers = [
-            (
-                torch.cat([_left_pad(a.keys, mine, 2), _left_pad(b.keys, theirs, 2)]),
-                torch.cat([_left_pad(a.values, mine, 2), _left_pad(b.values, theirs, 2)]),
-            )
-            for a, b in zip(self.cache.layers, other.cache.layers, strict=True)
-        ]
-        self.cache = DynamicCache(ddp_cache_data=layers)
+        self.cache = DynamicCache(
+            ddp_cache_data=[
+                (
+                    torch.cat([_left_pad(keys, mine, 2), _left_pad(their_keys, theirs, 2)]),
+                    torch.cat([_left_pad(values, mine, 2), _left_pad(their_values, theirs, 2)]),
+                )
+                for (keys, values), (their_keys, their_values) in zip(
+                    _states(self.cache), _states(other.cache), strict=True
+                )
+            ]
+        )
         self.mask = torch.cat([_left_pad(self.mask, mine, 1), _left_pad(other.mask, theirs, 1)])
         self.positions = torch.cat([self.positions, other.positions])
         self.tokens = torch.cat([self.tokens, other.tokens])
@@ -81,6 +92,7 @@ class KvBatch:
         first = int(self.mask.any(dim=0).int().argmax())
         if first == 0:
             return
-        for layer in self.cache.layers:
-            layer.keys, layer.values = layer.keys[:, :, first:], layer.values[:, :, first:]
+        self.cache = DynamicCache(
+            ddp_cache_data=[(keys[:, :, first:], values[:, :, first:]) for keys, values in _states(self.cache)]
+        )
         self.mask = self.mask[:, first:]
