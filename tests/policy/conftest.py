@@ -57,14 +57,14 @@ def other_tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, tokenizer: An
 
 @pytest.fixture(scope="session")
 def tiny_settings(tiny_model_dir: Path, policy_cache: Path) -> Any:
-    from services.policy.settings import PolicySettings
+    from services.policy.settings import PolicySettings, TransformersSettings
 
     return PolicySettings(
         backend="transformers",
         model=tiny_model_dir,
         cache_dir=policy_cache,
         max_n=8,
-        max_batch_size=4,
+        transformers=TransformersSettings(max_batch_size=4),
         default_max_tokens=16,
         queue_capacity=4,
     )

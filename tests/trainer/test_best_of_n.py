@@ -14,7 +14,7 @@ import pytest
 
 from drkernel.sections import SecuritySettings, ServerSettings
 from drkernel.v1 import policy_pb2
-from services.policy.settings import PolicySettings
+from services.policy.settings import PolicySettings, TransformersSettings
 from services.policy.types import ChatMessage
 from services.sandbox.client import SandboxClient
 from services.sandbox.settings import RewardSettings
@@ -187,7 +187,7 @@ def policy_server(
         device="cpu",
         dtype="float32",
         max_n=4,
-        max_batch_size=4,
+        transformers=TransformersSettings(max_batch_size=4),
         cache_dir=tmp_path_factory.mktemp("policy-cache"),
     )
     running = background_loop.run(start_policy(settings, SecuritySettings()))
