@@ -1,7 +1,10 @@
 """The one way callers reach a sandbox: the trainer, the CLI, the demo and the benchmarks.
 
 ``SandboxClient`` wraps a retrying channel (busy or restarting servers are retried with
-backoff, drkernel/channels.py) and bounds the evaluations in flight. ``local_sandbox``
+backoff, drkernel/channels.py) and bounds the evaluations in flight; a target such as
+``dns:///sandbox:50051`` spreads its calls over every server the name resolves to (gRPC's
+round robin). ``SandboxPool`` spreads evaluations over a list of servers named one by one,
+each call to the one with the fewest in flight; ``connect`` picks between the two. ``local_sandbox``
 starts a server on loopback for callers that were given no address (the embedded default
 of ``make demo``, tests, benchmarks); ``LocalSandbox`` does the same from blocking code, on
 a background event loop.
@@ -13,6 +16,7 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 import grpc
 from tqdm import tqdm
@@ -40,8 +44,14 @@ def loopback(settings: SandboxSettings, **overrides: object) -> SandboxSettings:
     )
 
 
+class Evaluator(Protocol):
+    """What judging needs of a sandbox: SandboxClient's and SandboxPool's ``evaluate``."""
+
+    async def evaluate(self, request: pb.EvaluateRequest, timeout: float | None = None) -> pb.EvaluateResponse: ...
+
+
 class SandboxClient:
-    """Async evaluations against one SandboxService, at most ``concurrency`` at a time."""
+    """Async evaluations against one SandboxService target, at most ``concurrency`` at a time."""
 
     def __init__(self, address: str, concurrency: int = 8) -> None:
         self.address = address
@@ -77,6 +87,55 @@ class SandboxClient:
 
     async def close(self) -> None:
         await self._channel.close()
+
+
+class SandboxPool:
+    """Async evaluations spread over several SandboxService servers, at most ``concurrency``
+    in flight over all of them; each goes to the server with the fewest in flight (ties in
+    turn), so a slow or busy server gets less work."""
+
+    def __init__(self, addresses: Sequence[str], concurrency: int = 8) -> None:
+        if not addresses:
+            raise ValueError("a sandbox pool needs at least one address")
+        self.addresses = list(addresses)
+        self.clients = [SandboxClient(address, concurrency) for address in addresses]
+        self._in_flight = [0] * len(addresses)
+        self._turn = 0
+        self._slots = asyncio.Semaphore(concurrency)
+
+    def _pick(self) -> int:
+        count = len(self.clients)
+        order = [(self._turn + offset) % count for offset in range(count)]
+        index = min(order, key=lambda i: self._in_flight[i])
+        self._turn = (index + 1) % count
+        return index
+
+    async def evaluate(self, request: pb.EvaluateRequest, timeout: float | None = None) -> pb.EvaluateResponse:
+        """Judges one candidate on the least busy server; gRPC errors propagate."""
+        async with self._slots:
+            index = self._pick()
+            self._in_flight[index] += 1
+            try:
+                return await self.clients[index].evaluate(request, timeout)
+            finally:
+                self._in_flight[index] -= 1
+
+    async def describe(self) -> list[pb.DescribeResponse]:
+        """Every server's description, in address order."""
+        return list(await asyncio.gather(*(client.describe() for client in self.clients)))
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.close()
+
+
+def connect(addresses: Sequence[str], concurrency: int = 8) -> SandboxClient | SandboxPool:
+    """A client for one target (a host:port, or a name gRPC balances over, such as
+    ``dns:///sandbox:50051``) or a pool over several addresses; build it on the event loop
+    that will use it."""
+    if len(addresses) == 1:
+        return SandboxClient(addresses[0], concurrency)
+    return SandboxPool(addresses, concurrency)
 
 
 async def judge_with_progress(
