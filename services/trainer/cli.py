@@ -334,7 +334,12 @@ def run_bench(args: argparse.Namespace) -> int:
         plan = Plan(load_task_set(args.tasks or "builtin", levels, problems), [], [])
     for skipped in plan.skipped:
         print(f"drkernel: skipped {skipped}", file=sys.stderr)
-    report, files = bench(plan, bench_settings, args.out, progress=sys.stderr.isatty())
+    report, files = bench(plan, settings, bench_settings, args.out, progress=sys.stderr.isatty())
+    failed = report.summary.verdicts.get("ENVIRONMENT_ERROR", 0)
+    if failed:
+        print(
+            f"drkernel: {failed} evaluation(s) failed in the sandbox (no verdict); rerun to retry them", file=sys.stderr
+        )
     if args.json:
         print(json.dumps(report.summary.model_dump(mode="json"), indent=2))
         return EXIT_OK

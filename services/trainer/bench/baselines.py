@@ -126,6 +126,9 @@ async def time_baselines(
             )
             bar.update(1)
     device_name = ", ".join(sorted(names))
+    if records and all(r.compile_us is None for r in records):
+        first = next((r.error for r in records if r.error), "no result")
+        return Baselines(status="failed", reason=f"torch.compile was timed for no task ({first})", tasks=records)
     reason = ""
     if names and names != {judge_device_name}:
         reason = f"timed on {device_name}, but the judge ran on {judge_device_name}: the ratios may not transfer"

@@ -87,8 +87,8 @@ def render(report: Report) -> str:
     lines += _table(["N", *(f"Fast@{p}" for p in THRESHOLDS)], [[b.n, *_fast(b.fast_p)] for b in report.best_of_n])
     b = report.baselines
     lines += ["## Baselines", ""]
-    if b.status == "skipped":
-        lines += [f"Not timed: {b.reason}.", ""]
+    if b.status != "timed":
+        lines += [f"Not timed ({b.status}): {b.reason}.", ""]
     else:
         lines += [f"On {b.device_name}: {b.method}." + (f" **{b.reason}.**" if b.reason else ""), ""]
         lines += _table(

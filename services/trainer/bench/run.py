@@ -23,7 +23,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import drkernel
-from drkernel.config import load_settings
+from drkernel.config import Settings
 from drkernel.errors import InvalidArgument
 from drkernel.v1 import common_pb2
 from services.policy.prompting import ExtractionError, extract_code
@@ -43,7 +43,7 @@ from services.trainer.bench.summary import (
     turn_points,
     with_compile_speedups,
 )
-from services.trainer.bench.tasks import BenchTask, TaskSet, load_task_set, tasks_named_by
+from services.trainer.bench.tasks import BenchTask, TaskSet, load_task_set, restricted, tasks_named_by
 from services.trainer.environments import Assessment, SandboxEnvironment
 from services.trainer.run_config import RolloutSettings
 from services.trainer.settings import BenchSettings
@@ -71,9 +71,12 @@ def plan_generations(path: Path, tasks: str | None, levels: Sequence[int] = (), 
         raise InvalidArgument(f"--generations: no such file or folder: {path}")
     generations, skipped = read_generations(path)
     base_dir = path if path.is_dir() else path.parent
-    task_set = (
-        load_task_set(tasks, levels, problems) if tasks else tasks_named_by([g.task for g in generations], base_dir)
-    )
+    if tasks:
+        task_set = load_task_set(tasks, levels, problems)
+    else:
+        task_set = tasks_named_by([g.task for g in generations], base_dir)
+        if task_set.tasks and (levels or problems):
+            task_set = restricted(task_set, levels, problems)
     planned: list[tuple[BenchTask, Generation]] = []
     seen: dict[tuple[str, int, int], int] = {}
     for generation in generations:
@@ -165,14 +168,14 @@ async def _judge_generations(
         return list(await asyncio.gather(*(one(task, g) for task, g in planned)))
 
 
-async def _policy_address(stack: AsyncExitStack, settings: BenchSettings) -> str:
+async def _policy_address(stack: AsyncExitStack, root: Settings, settings: BenchSettings) -> str:
     if settings.policy:
         return settings.policy
     from services.policy.server import local_policy
     from services.trainer.loop import resolve_model
     from services.trainer.run_config import RunConfig
 
-    defaults = load_settings().policy
+    defaults = root.policy
     served = defaults.model_copy(
         update={
             "model": resolve_model(RunConfig(model=settings.model)),
@@ -182,17 +185,17 @@ async def _policy_address(stack: AsyncExitStack, settings: BenchSettings) -> str
     return str(await stack.enter_async_context(local_policy(served)))
 
 
-async def _run(plan: Plan, settings: BenchSettings, out: Path, progress: bool) -> Report:
+async def _run(plan: Plan, root: Settings, settings: BenchSettings, out: Path, progress: bool) -> Report:
     started, clock = datetime.now(UTC), time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     cache = ResultCache(out / CACHE_FILE)
-    reward = load_settings().sandbox.reward
+    reward = root.sandbox.reward
     rollout = rollout_settings(settings)
     seconds: dict[str, float] = {}
     async with AsyncExitStack() as stack:
         addresses = list(settings.sandboxes)
         if not addresses:
-            local = local_sandbox(cpu_workers=settings.local_sandbox_workers)
+            local = local_sandbox(root.sandbox, cpu_workers=settings.local_sandbox_workers)
             addresses = [str(await stack.enter_async_context(local))]
         client = connect(addresses, settings.evaluation_concurrency)
         stack.push_async_callback(client.close)
@@ -201,17 +204,18 @@ async def _run(plan: Plan, settings: BenchSettings, out: Path, progress: bool) -
         phase = time.perf_counter()
         if plan.generations_file is not None:
             judged = await _judge_generations(plan.generations, SandboxEnvironment(cached, rollout, reward), progress)
+            seconds["judging"] = time.perf_counter() - phase
         else:
             from services.policy.client import PolicyClient
 
-            policy = PolicyClient(await _policy_address(stack, settings), settings.generation_concurrency)
+            policy = PolicyClient(await _policy_address(stack, root, settings), settings.generation_concurrency)
             stack.push_async_callback(policy.close)
             tasks = plan.task_set.tasks
             judged = await refine(tasks, policy, cached, rollout, reward, settings.seed, progress)
-        seconds["judging"] = time.perf_counter() - phase
+            seconds["sampling_and_judging"] = time.perf_counter() - phase
     if plan.generations_file is None or plan.generations_file.is_dir():
         write_generations(out / GENERATIONS_FILE, [g for g, _ in judged])
-    results = [generation_result(g.task, g.sample, g.turn, g.code, a) for g, a in judged]
+    results = [generation_result(g.task, g.sample, g.turn, a.code or g.code, a) for g, a in judged]
     kind = device.split(":", 1)[0]
     reason = should_time(settings.baselines, kind)
     baselines = Baselines(status="skipped", reason=reason or "")
@@ -224,7 +228,7 @@ async def _run(plan: Plan, settings: BenchSettings, out: Path, progress: bool) -
             kind,
             device.split(":", 1)[1],
             settings.seed,
-            load_settings().sandbox.timing,
+            root.sandbox.timing,
             settings.baseline_warmups,
             settings.baseline_trials,
             settings.baseline_timeout_seconds,
@@ -298,7 +302,10 @@ def _report(
     )
 
 
-def bench(plan: Plan, settings: BenchSettings, out: Path, progress: bool = False) -> tuple[Report, list[Path]]:
-    """Runs the benchmark and writes its report; returns it and the files written."""
-    report = asyncio.run(_run(plan, settings, out, progress))
+def bench(
+    plan: Plan, root: Settings, settings: BenchSettings, out: Path, progress: bool = False
+) -> tuple[Report, list[Path]]:
+    """Runs the benchmark (``root``: the configuration the sandbox, policy and reward come
+    from) and writes its report; returns it and the files written."""
+    report = asyncio.run(_run(plan, root, settings, out, progress))
     return report, write_all(report, out)

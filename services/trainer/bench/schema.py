@@ -66,9 +66,9 @@ class TaskBaseline(_Record):
 
 
 class Baselines(_Record):
-    """How the baselines were timed, or why not."""
+    """How the baselines were timed, or why not (``failed``: torch.compile was timed for no task)."""
 
-    status: Literal["timed", "skipped"]
+    status: Literal["timed", "skipped", "failed"]
     reason: str = ""
     device_name: str = ""
     method: str = ""

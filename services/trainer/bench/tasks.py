@@ -132,10 +132,11 @@ def load_task_set(spec: str, levels: Sequence[int] = (), problems: Sequence[str]
             if not files:
                 raise InvalidArgument(f"--tasks: no task files (*.py) in {root}")
             task_set = TaskSet("folder", [_task_file(p, p.stem) for p in files], root)
-    return _restricted(task_set, levels, problems)
+    return restricted(task_set, levels, problems)
 
 
-def _restricted(task_set: TaskSet, levels: Sequence[int], problems: Sequence[str]) -> TaskSet:
+def restricted(task_set: TaskSet, levels: Sequence[int], problems: Sequence[str]) -> TaskSet:
+    """The tasks of ``levels`` (all when empty) and, when given, only ``problems``."""
     tasks = task_set.tasks
     if levels:
         tasks = [t for t in tasks if t.level in levels]

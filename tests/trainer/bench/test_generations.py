@@ -125,6 +125,8 @@ def test_each_line_finds_its_task_or_is_skipped(tmp_path: Path) -> None:
         ("l1_relu", 5),
     ]
     assert [s.line for s in named.skipped] == [1, 2]
+    only = plan_generations(path, None, problems=["l1_relu"])  # narrowed like any task set
+    assert only.task_set.ids == ["l1_relu"] and [s.line for s in only.skipped] == [1, 2, 3, 4]
     with pytest.raises(InvalidArgument, match="no such file"):
         plan_generations(tmp_path / "absent.jsonl", None)
 
