@@ -2,9 +2,10 @@
 
 Each line is ``{"task": ..., "sample": 0, "turn": 1, "code": "..."}``:
 
-- ``task``: a built-in task id (``l1_relu``), a KernelBench problem (``level2/12``, or the
-  file's stem ``level2/12_Gemm_Multiply_LeakyReLU``), or the path of a task file (relative
-  to the generations file, or to the working directory);
+- ``task``: a built-in task id (``l1_relu``), a KernelBench problem (``level2/12``, or with
+  the file's stem ``level2/12_Gemm_Multiply_LeakyReLU``), the path of a task file (relative to
+  the generations file, to the task set's folder or to the working directory), or a task
+  file's name that only one task of the set has (``12_Gemm_Multiply_LeakyReLU.py``);
 - ``sample``: which independent sample of the task, an integer from 0;
 - ``turn``: its turn in a multi-turn refinement, an integer from 1 (single-turn files: 1);
 - ``code``: the Python module defining ``ModelNew``, as the judge will run it (a raw answer

@@ -63,9 +63,10 @@ class TaskSet:
         return next((t for t in self.tasks if t.id == task_id), None)
 
     def resolve(self, reference: str, base_dir: Path | None = None) -> BenchTask | None:
-        """The task a generation's ``task`` names: an id of the set, a KernelBench file stem,
-        or the path of one of its task files (relative to ``base_dir``, to the set's folder or
-        to the working directory); None if it names none of them."""
+        """The task a generation's ``task`` names: an id of the set, a KernelBench id with its
+        file stem, the path of one of its task files (relative to ``base_dir``, to the set's
+        folder or to the working directory), or a task file's name or stem that only one task
+        has; None if it names none of them."""
         found = self.get(reference) or self.get(kernelbench_id(reference) or "")
         if found is not None:
             return found
@@ -73,7 +74,8 @@ class TaskSet:
             path = task_path(reference, base)
             if path is not None and path.resolve() in self._by_path:
                 return self._by_path[path.resolve()]
-        return None
+        named = [t for t in self.tasks if t.path is not None and reference in (t.path.stem, t.path.name)]
+        return named[0] if len(named) == 1 else None
 
 
 def kernelbench_id(reference: str) -> str | None:

@@ -42,6 +42,8 @@ def test_a_kernelbench_checkout(tmp_path: Path) -> None:
     assert checkout.resolve("level2/12_Gemm_ReLU") is checkout.tasks[1]
     assert checkout.resolve(str(tmp_path / "KernelBench/level2/19_Other.py")) is checkout.tasks[2]
     assert checkout.resolve("level3/1") is None
+    assert checkout.resolve("12_Gemm_ReLU.py") is checkout.tasks[1]  # a file name only one task has
+    assert checkout.resolve("KernelBench/level1/19_ReLU.py") is checkout.tasks[0]  # relative to the checkout
     assert kernelbench_id("level02/007_X") == "level2/7" and kernelbench_id("l1_relu") is None
 
 
