@@ -43,3 +43,10 @@ def test_report_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "usage: drkernel report RUN_DIR | drkernel report compare A B" in capsys.readouterr().err
     assert main(["report", str(tmp_path)]) == 2
     assert "no metrics.jsonl (a training run) or report.json (a benchmark)" in capsys.readouterr().err
+
+
+def test_report_still_draws_a_training_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{"step": step, "reward_mean": 0.1 * step, "correct_rate": 0.05 * step} for step in (1, 2)]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert main(["report", str(tmp_path)]) == 0
+    assert "reward_mean" in capsys.readouterr().out and (tmp_path / "report" / "reward.png").is_file()
