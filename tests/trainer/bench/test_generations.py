@@ -116,15 +116,17 @@ def test_each_line_finds_its_task_or_is_skipped(tmp_path: Path) -> None:
         (5, "no task 'l1_relu' in the task set"),
     ]
     # without a task set: the built-in tasks and the task files the lines name (paths relative to
-    # the generations file); one file named twice is one task, named as it was first
+    # the generations file); one file named twice is one task, named as it was first, and then
+    # its file name and stem name it too
     named = plan_generations(path, None)
     assert named.task_set.ids == [str(tasks / "relu.py"), "l1_relu"]
-    assert [(task.id, g.line) for task, g in named.generations] == [
-        (str(tasks / "relu.py"), 3),
-        (str(tasks / "relu.py"), 4),
-        ("l1_relu", 5),
+    assert [(task.id, g.sample, g.line) for task, g in named.generations] == [
+        (str(tasks / "relu.py"), 0, 1),
+        (str(tasks / "relu.py"), 1, 2),
+        (str(tasks / "relu.py"), 2, 3),
+        ("l1_relu", 0, 5),
     ]
-    assert [s.line for s in named.skipped] == [1, 2]
+    assert [s.line for s in named.skipped] == [4]
     only = plan_generations(path, None, problems=["l1_relu"])  # narrowed like any task set
     assert only.task_set.ids == ["l1_relu"] and [s.line for s in only.skipped] == [1, 2, 3, 4]
     with pytest.raises(InvalidArgument, match="no such file"):
