@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from drkernel.config import Settings
-from drkernel.sections import SecuritySettings
+from drkernel.sections import SecuritySettings, ServerSettings
 from drkernel.serving import RunningServer, ServiceBinding, serve_until_signalled, start_server
 from drkernel.v1 import policy_pb2_grpc
 from services.policy.engine import PolicyEngine, open_engine
@@ -46,6 +48,18 @@ async def start_policy(settings: PolicySettings, security: SecuritySettings) -> 
         await engine.close()
         raise
     return RunningPolicy(server, engine)
+
+
+@asynccontextmanager
+async def local_policy(settings: PolicySettings, security: SecuritySettings) -> AsyncIterator[str]:
+    """Serves ``settings``' model on loopback (a port the OS picks, no metrics endpoint) for the
+    duration; yields its address (the trainer's and the benchmark's embedded default)."""
+    loopback = ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False)
+    running = await start_policy(settings.model_copy(update={"server": loopback}), security)
+    try:
+        yield running.address
+    finally:
+        await running.stop()
 
 
 async def serve(settings: Settings) -> None:

@@ -5,7 +5,9 @@ of its address, TLS and token as the security section says, busy or restarting s
 retried with backoff) and bounds the evaluations in flight. ``local_sandbox`` starts a
 server on loopback for callers that were given no address (the embedded default of ``make
 demo``, tests, benchmarks), secured as the section says like any other; ``LocalSandbox`` does
-the same from blocking code, on a background event loop.
+the same from blocking code, on a background event loop. ``SandboxPool`` spreads evaluations
+over several targets named one by one (host names, which gRPC takes only one at a time), each
+call to the one with the fewest in flight; ``connect`` picks between the two.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 import grpc
 from tqdm import tqdm
@@ -39,6 +42,12 @@ def loopback(settings: SandboxSettings, **overrides: object) -> SandboxSettings:
             **overrides,
         }
     )
+
+
+class Evaluator(Protocol):
+    """What judging needs of a sandbox: SandboxClient's and SandboxPool's ``evaluate``."""
+
+    async def evaluate(self, request: pb.EvaluateRequest, timeout: float | None = None) -> pb.EvaluateResponse: ...
 
 
 class SandboxClient:
@@ -79,6 +88,57 @@ class SandboxClient:
 
     async def close(self) -> None:
         await self._channel.close()
+
+
+class SandboxPool:
+    """Async evaluations spread over several SandboxService servers, at most ``concurrency``
+    in flight over all of them; each goes to the server with the fewest in flight (ties in
+    turn), so a slow or busy server gets less work."""
+
+    def __init__(self, addresses: Sequence[str], concurrency: int = 8, *, security: SecuritySettings) -> None:
+        if not addresses:
+            raise ValueError("a sandbox pool needs at least one address")
+        self.addresses = list(addresses)
+        self.clients = [SandboxClient(address, concurrency, security=security) for address in addresses]
+        self._in_flight = [0] * len(addresses)
+        self._turn = 0
+        self._slots = asyncio.Semaphore(concurrency)
+
+    def _pick(self) -> int:
+        count = len(self.clients)
+        order = [(self._turn + offset) % count for offset in range(count)]
+        index = min(order, key=lambda i: self._in_flight[i])
+        self._turn = (index + 1) % count
+        return index
+
+    async def evaluate(self, request: pb.EvaluateRequest, timeout: float | None = None) -> pb.EvaluateResponse:
+        """Judges one candidate on the least busy server; gRPC errors propagate."""
+        async with self._slots:
+            index = self._pick()
+            self._in_flight[index] += 1
+            try:
+                return await self.clients[index].evaluate(request, timeout)
+            finally:
+                self._in_flight[index] -= 1
+
+    async def describe(self) -> list[pb.DescribeResponse]:
+        """Every server's description, in address order."""
+        return list(await asyncio.gather(*(client.describe() for client in self.clients)))
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.close()
+
+
+def connect(
+    addresses: Sequence[str], concurrency: int = 8, *, security: SecuritySettings
+) -> SandboxClient | SandboxPool:
+    """A client for one target (a host:port, an IP list or a name gRPC balances over, such as
+    ``dns:///sandbox:50051``) or a pool over several targets, each call to the least busy;
+    build it on the event loop that will use it."""
+    if len(addresses) == 1:
+        return SandboxClient(addresses[0], concurrency, security=security)
+    return SandboxPool(addresses, concurrency, security=security)
 
 
 async def judge_with_progress(

@@ -1,5 +1,5 @@
-"""`drkernel train`, `drkernel sft`, `drkernel best-of-n`, `drkernel report` and `drkernel
-serve trainer`."""
+"""`drkernel train`, `drkernel sft`, `drkernel best-of-n`, `drkernel bench`, `drkernel report`
+and `drkernel serve trainer`."""
 
 from __future__ import annotations
 
@@ -63,8 +63,20 @@ def register(commands: Any, serve_commands: Any) -> None:
     best.add_argument("--k", type=int, default=3, help="Correct samples kept per task (default 3).")
     best.set_defaults(handler=run_best_of_n)
 
-    report = commands.add_parser("report", help="Curves (PNG) and a table from a run directory.")
-    report.add_argument("run_dir", type=Path, help="The run's OUT directory.")
+    _register_bench(commands)
+
+    report = commands.add_parser(
+        "report",
+        help="A training run's curves and table, a benchmark's report redrawn, or two benchmarks compared.",
+        usage="drkernel report RUN_DIR | drkernel report compare A B [--out DIR]",
+        description=(
+            "RUN_DIR: a training run (metrics.jsonl: curves in RUN_DIR/report/ and a table) or a benchmark's "
+            "OUT (report.json: report.md and the plots drawn again). compare A B: two benchmark reports (OUT "
+            "folders or report.json files) side by side, the difference B - A and compare.png."
+        ),
+    )
+    report.add_argument("paths", nargs="+", metavar="PATH", help="RUN_DIR, or: compare A B.")
+    report.add_argument("--out", type=Path, help="compare: the folder for compare.png (default: B's folder).")
     report.set_defaults(handler=run_report)
 
     serve = serve_commands.add_parser("trainer", help="Run the TrainerService gRPC server.")
@@ -145,9 +157,36 @@ def _report(run_dir: Path) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     load_settings_for(args)
-    if not (args.run_dir / "metrics.jsonl").is_file():
-        raise CliError(f"no metrics.jsonl in {args.run_dir}")
-    _report(args.run_dir)
+    paths = args.paths
+    if paths[0] == "compare" and len(paths) == 3:
+        return _compare(Path(paths[1]), Path(paths[2]), args.out)
+    if len(paths) != 1:
+        raise CliError("usage: drkernel report RUN_DIR | drkernel report compare A B")
+    run_dir = Path(paths[0])
+    if (run_dir / "metrics.jsonl").is_file():
+        _report(run_dir)
+        return EXIT_OK
+    if (run_dir / "report.json").is_file():
+        from services.trainer.bench.report_files import write_all
+        from services.trainer.bench.schema import read_report
+
+        report = read_report(run_dir)
+        for path in write_all(report, run_dir)[1:]:
+            print(f"wrote {path}")
+        print(_bench_summary(report))
+        return EXIT_OK
+    raise CliError(f"no metrics.jsonl (a training run) or report.json (a benchmark) in {run_dir}")
+
+
+def _compare(a: Path, b: Path, out: Path | None) -> int:
+    from services.trainer.bench.compare import comparison, comparison_plot
+    from services.trainer.bench.schema import read_report
+
+    first, second = read_report(a), read_report(b)
+    folder = out or (b if b.is_dir() else b.parent)
+    folder.mkdir(parents=True, exist_ok=True)
+    print(comparison(first, second))
+    print(f"wrote {comparison_plot(first, second, folder / 'compare.png')}")
     return EXIT_OK
 
 
@@ -213,6 +252,144 @@ def run_best_of_n(args: argparse.Namespace) -> int:
     print(
         f"kept {result.rows} correct samples of {len(tasks)} tasks ({result.tasks_with_rows} with any) in {result.path}"
     )
+    return EXIT_OK
+
+
+def _register_bench(commands: Any) -> None:
+    bench = commands.add_parser(
+        "bench",
+        help="Fast@p, correctness and hacking rates of a model's kernels over a task set.",
+        description=(
+            "Judges a generations file (JSONL of task, sample, turn, code; or a KernelBench runs/<name> "
+            "folder) or a policy (a PolicyService, else the embedded model, sampling --samples x --turns with "
+            "the judge's feedback) over a task set, times eager and torch.compile baselines on a GPU, and "
+            "writes OUT/report.json, OUT/report.md and plots; OUT/cache.jsonl lets a rerun in the same OUT "
+            "judge nothing twice. Defaults: the trainer.bench settings."
+        ),
+    )
+    source = bench.add_mutually_exclusive_group()
+    source.add_argument("--generations", type=Path, help="Generations JSONL, or a KernelBench run folder.")
+    source.add_argument("--policy", help="HOST:PORT of a PolicyService (default: the embedded model, served here).")
+    bench.add_argument("--model", type=Path, help="Model directory to serve when no --policy is given.")
+    bench.add_argument(
+        "--tasks",
+        help="builtin, a KernelBench checkout or a folder of task files (default: builtin; with --generations, "
+        "the tasks the file names).",
+    )
+    bench.add_argument("--levels", help="Comma-separated levels to keep, e.g. 1,2.")
+    bench.add_argument("--problems", help="Comma-separated task ids (KernelBench: level2/12, or 12 with one level).")
+    bench.add_argument("--out", type=Path, default=Path("runs/bench"), help="Output folder (default runs/bench).")
+    bench.add_argument("--json", action="store_true", help="Print the summary as JSON on stdout.")
+    bench.add_argument("--profile", choices=["strict", "kernelgym", "kernelbench"], help="Correctness profile.")
+    bench.add_argument("--device", choices=["auto", "cpu", "cuda"], help="Where candidates run.")
+    bench.add_argument("--seed", type=int, help="Seed of evaluations, baselines and sampling.")
+    bench.add_argument("--samples", type=int, help="Policy: samples per task (N).")
+    bench.add_argument("--turns", type=int, help="Policy: refinement turns (T).")
+    bench.add_argument("--history-turns", type=int, help="Policy: earlier turns kept in a prompt (k, default 4).")
+    bench.add_argument("--temperature", type=float, help="Policy: sampling temperature.")
+    bench.add_argument("--max-tokens", type=int, help="Policy: most tokens per completion.")
+    bench.add_argument(
+        "--sandbox",
+        action="append",
+        help="A sandbox server (repeatable), or one gRPC target such as dns:///sandbox:50051; default: local.",
+    )
+    bench.add_argument("--concurrency", type=int, help="Evaluations in flight at once over all sandboxes.")
+    bench.add_argument("--timeout", type=float, help="Seconds per evaluation.")
+    bench.add_argument("--baselines", choices=["auto", "on", "off"], help="Time eager and torch.compile baselines.")
+    bench.set_defaults(handler=run_bench)
+
+
+def _integers(text: str | None, flag: str) -> list[int]:
+    if not text:
+        return []
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise CliError(f"{flag} takes comma-separated integers, got {text!r}") from None
+
+
+def _bench_settings(args: argparse.Namespace, defaults: Any) -> Any:
+    from pydantic import ValidationError
+
+    from services.trainer.settings import BenchSettings
+
+    flags = {
+        "correctness_profile": args.profile,
+        "device": args.device,
+        "seed": args.seed,
+        "samples": args.samples,
+        "turns": args.turns,
+        "history_turns": args.history_turns,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "sandboxes": tuple(a.strip() for value in args.sandbox or () for a in value.split(",") if a.strip()) or None,
+        "evaluation_concurrency": args.concurrency,
+        "evaluation_timeout_seconds": args.timeout,
+        "baselines": args.baselines,
+        "policy": args.policy,
+        "model": args.model,
+    }
+    given = {key: value for key, value in flags.items() if value is not None}
+    try:
+        return BenchSettings.model_validate({**defaults.model_dump(), **given})
+    except ValidationError as error:
+        first = error.errors()[0]
+        flag = "--" + str(first["loc"][0]).replace("_", "-") if first["loc"] else "settings"
+        raise CliError(f"{flag}: {first['msg']}") from None
+
+
+def _bench_summary(report: Any) -> str:
+    from services.trainer.bench.markdown import pct, times
+    from services.trainer.bench.metrics import THRESHOLDS
+
+    s = report.summary
+    fast = "  ".join(f"Fast@{p} {pct(s.fast_p[p])}" for p in THRESHOLDS)
+    lines = [
+        f"{s.tasks} tasks, {s.generations} generations; judge {s.device}, "
+        f"profile {s.correctness_profile}, seed {s.seed}",
+        f"vs eager:         {fast}  geomean {times(s.geomean_speedup)}",
+    ]
+    if s.fast_p_compile is not None:
+        compiled = "  ".join(f"Fast@{p} {pct(s.fast_p_compile[p])}" for p in THRESHOLDS)
+        lines.append(f"vs torch.compile: {compiled}  geomean {times(s.geomean_speedup_compile)}")
+    else:
+        lines.append(f"vs torch.compile: not timed ({report.baselines.reason})")
+    lines.append(f"correct {pct(s.correct_rate)} of tasks, hacked {pct(s.hacked_rate)} of tasks")
+    return "\n".join(lines)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    import json
+
+    from services.trainer.bench.run import Plan, bench, plan_generations
+    from services.trainer.bench.tasks import load_task_set
+
+    settings = load_settings_for(args)
+    bench_settings = _bench_settings(args, settings.trainer.bench)
+    levels, problems = (
+        _integers(args.levels, "--levels"),
+        [p.strip() for p in (args.problems or "").split(",") if p.strip()],
+    )
+    if args.generations is not None:
+        if args.samples or args.turns or args.model:
+            raise CliError("--samples, --turns and --model apply to a policy; a generations file brings its own")
+        plan = plan_generations(args.generations, args.tasks, levels, problems)
+    else:
+        plan = Plan(load_task_set(args.tasks or "builtin", levels, problems), [], [])
+    for skipped in plan.skipped:
+        print(f"drkernel: skipped {skipped}", file=sys.stderr)
+    report, files = bench(plan, settings, bench_settings, args.out, progress=sys.stderr.isatty())
+    failed = report.summary.verdicts.get("ENVIRONMENT_ERROR", 0)
+    if failed:
+        print(
+            f"drkernel: {failed} evaluation(s) failed in the sandbox (no verdict); rerun to retry them", file=sys.stderr
+        )
+    if args.json:
+        print(json.dumps(report.summary.model_dump(mode="json"), indent=2))
+        return EXIT_OK
+    for path in files:
+        print(f"wrote {path}")
+    print(_bench_summary(report))
     return EXIT_OK
 
 

@@ -17,7 +17,7 @@ from drkernel.logs import get_logger
 from drkernel.v1 import common_pb2
 from drkernel.v1 import sandbox_pb2 as pb
 from services.policy.prompting import ExtractionError, extract_code
-from services.sandbox.client import SandboxClient
+from services.sandbox.client import Evaluator
 from services.sandbox.settings import RewardSettings
 from services.sandbox.shared.evaluation import Stage, Verdict
 from services.sandbox.shared.reward import compute_reward
@@ -63,12 +63,45 @@ _PROFILES = {
 _ENVIRONMENT_FAULTS = {pb.VERDICT_TIMEOUT}
 
 
-class SandboxEnvironment:
-    """Judges the ModelNew module of a completion through SandboxService; the reward is computed
-    here from the response with the run's reward settings (so PR and staged credit are run
-    switches, whatever the server's defaults)."""
+def judgement_of(response: pb.EvaluateResponse, reward: RewardSettings) -> Judgement:
+    """What a sandbox response means for a turn: the reward computed here with the run's
+    reward settings (so PR and staged credit are run switches, whatever the server's
+    defaults) and the flags the masks, rejection rules and benchmarks read."""
+    verdict = pb.Verdict.Name(response.verdict).removeprefix("VERDICT_")
+    return Judgement(
+        reward=compute_reward(
+            reward,
+            verdict=Verdict(response.verdict),
+            speedup=response.speedup,
+            speedup_valid=response.timing.valid,
+            coverage=response.coverage,
+            furthest_stage=Stage(response.furthest_stage),
+        ),
+        feedback=response.feedback or response.error or verdict,
+        verdict=verdict,
+        correct=response.verdict == pb.VERDICT_CORRECT,
+        hacked=response.verdict == pb.VERDICT_HACKED,
+        failed=response.verdict in _ENVIRONMENT_FAULTS,
+        coverage=response.coverage,
+        speedup=response.speedup if response.timing.valid else 0.0,
+    )
 
-    def __init__(self, client: SandboxClient, rollout: RolloutSettings, reward: RewardSettings) -> None:
+
+@dataclass(frozen=True)
+class Assessment:
+    """A judgement and what it was made from: the module judged (None when the completion
+    had none) and the sandbox's response (None when nothing reached the sandbox)."""
+
+    judgement: Judgement
+    code: str | None = None
+    response: pb.EvaluateResponse | None = None
+
+
+class SandboxEnvironment:
+    """Judges the ModelNew module of a completion through SandboxService (one server, a pool
+    or anything else with ``evaluate``)."""
+
+    def __init__(self, client: Evaluator, rollout: RolloutSettings, reward: RewardSettings) -> None:
         self._client, self._rollout, self._reward = client, rollout, reward
 
     def request(self, task: Task, code: str, request_id: str) -> pb.EvaluateRequest:
@@ -78,6 +111,8 @@ class SandboxEnvironment:
             skip_timing=self._rollout.skip_timing,
             correctness_profile=_PROFILES[self._rollout.correctness_profile],
         )
+        if self._rollout.evaluation_seed is not None:
+            options.seed = self._rollout.evaluation_seed
         return pb.EvaluateRequest(
             request_id=request_id,
             task_name=task.name,
@@ -86,34 +121,26 @@ class SandboxEnvironment:
             options=options,
         )
 
-    async def judge(self, task: Task, text: str, token_ids: Sequence[int]) -> Judgement:
-        try:
-            code = extract_code(text)
-        except ExtractionError as error:
-            return Judgement(reward=0.0, feedback=f"No code was evaluated: {error}.", verdict="NO_CODE")
+    async def assess_code(self, task: Task, code: str) -> Assessment:
+        """Judges a module as it is; an error of the sandbox itself is a failed judgement."""
         try:
             response = await self._client.evaluate(self.request(task, code, f"{task.name}"))
         except grpc.aio.AioRpcError as error:
             log.warning("evaluation failed", task=task.name, code=error.code().name, details=error.details())
-            return Judgement(reward=0.0, feedback="The evaluator failed.", verdict="ENVIRONMENT_ERROR", failed=True)
-        verdict = pb.Verdict.Name(response.verdict).removeprefix("VERDICT_")
-        return Judgement(
-            reward=compute_reward(
-                self._reward,
-                verdict=Verdict(response.verdict),
-                speedup=response.speedup,
-                speedup_valid=response.timing.valid,
-                coverage=response.coverage,
-                furthest_stage=Stage(response.furthest_stage),
-            ),
-            feedback=response.feedback or response.error or verdict,
-            verdict=verdict,
-            correct=response.verdict == pb.VERDICT_CORRECT,
-            hacked=response.verdict == pb.VERDICT_HACKED,
-            failed=response.verdict in _ENVIRONMENT_FAULTS,
-            coverage=response.coverage,
-            speedup=response.speedup if response.timing.valid else 0.0,
-        )
+            failed = Judgement(reward=0.0, feedback="The evaluator failed.", verdict="ENVIRONMENT_ERROR", failed=True)
+            return Assessment(failed, code)
+        return Assessment(judgement_of(response, self._reward), code, response)
+
+    async def assess(self, task: Task, text: str) -> Assessment:
+        """Judges the module a completion holds; none is a zero-reward judgement."""
+        try:
+            code = extract_code(text)
+        except ExtractionError as error:
+            return Assessment(Judgement(reward=0.0, feedback=f"No code was evaluated: {error}.", verdict="NO_CODE"))
+        return await self.assess_code(task, code)
+
+    async def judge(self, task: Task, text: str, token_ids: Sequence[int]) -> Judgement:
+        return (await self.assess(task, text)).judgement
 
 
 class TokenTargetEnvironment:

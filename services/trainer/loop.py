@@ -27,7 +27,6 @@ from typing import Any
 from drkernel.background import BackgroundLoop
 from drkernel.config import load_settings
 from drkernel.logs import get_logger
-from drkernel.sections import ServerSettings
 from drkernel.serving import serve_metrics
 from services.policy.client import PolicyClient
 from services.sandbox.client import SandboxClient, local_sandbox
@@ -88,12 +87,11 @@ class Services:
         )
 
     def _start_policy(self, config: RunConfig, model_dir: Path, device: str, dtype: str) -> str:
-        from services.policy.server import start_policy
+        from services.policy.server import local_policy
 
         defaults = self._settings.policy
         settings = defaults.model_copy(
             update={
-                "server": ServerSettings(host="127.0.0.1", port=0, metrics_port=0, metrics=False),
                 "backend": config.services.policy_backend,
                 "model": model_dir,
                 "device": device,
@@ -101,9 +99,7 @@ class Services:
                 "max_tokens_cap": max(config.rollout.max_tokens, defaults.max_tokens_cap),
             }
         )
-        running = self.loop.run(start_policy(settings, self.security))
-        self._servers.push_async_callback(running.stop)
-        return running.address
+        return str(self.loop.run(self._servers.enter_async_context(local_policy(settings, self.security))))
 
     def _start_sandbox(self, config: RunConfig) -> str:
         sandbox = local_sandbox(self._settings.sandbox, self.security, cpu_workers=config.services.sandbox_workers)

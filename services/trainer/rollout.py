@@ -21,7 +21,7 @@ from services.policy.prompting import SYSTEM_PROMPT, build_messages
 from services.policy.types import ChatMessage
 from services.trainer.environments import Environment, Task
 from services.trainer.rows import Trajectory, Turn
-from services.trainer.run_config import RolloutSettings
+from services.trainer.run_config import HistoryWindow, RolloutSettings
 
 
 def sample_seed(*parts: object) -> int:
@@ -30,10 +30,25 @@ def sample_seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "little") >> 1
 
 
-def turn_messages(task: Task, history: Sequence[Turn], window: int) -> tuple[ChatMessage, ...]:
-    """System prompt + task + the last ``window`` turns (the model's answer and the judge's
-    feedback on it)."""
-    kept = history[len(history) - window :] if window else ()
+def history_window(rewards: Sequence[float], size: int, by: HistoryWindow = "last") -> slice:
+    """Which earlier turns a prompt keeps: at most ``size`` contiguous ones, the last, or (Dr.
+    Kernel's sequential test-time scaling) those of highest summed reward, the latest window
+    on ties, so that equal windows prefer what the model saw most recently."""
+    count = len(rewards)
+    if size <= 0 or count == 0:
+        return slice(count, count)
+    if count <= size or by == "last":
+        return slice(max(count - size, 0), count)
+    best = max(range(count - size + 1), key=lambda start: (sum(rewards[start : start + size]), start))
+    return slice(best, best + size)
+
+
+def turn_messages(
+    task: Task, history: Sequence[Turn], window: int, by: HistoryWindow = "last"
+) -> tuple[ChatMessage, ...]:
+    """System prompt + task + a window of at most ``window`` earlier turns (the model's answer
+    and the judge's feedback on it), chosen by ``history_window``."""
+    kept = history[history_window([t.reward for t in history], window, by)]
     return build_messages(task.source, [(t.text, t.feedback) for t in kept], SYSTEM_PROMPT)
 
 
@@ -86,7 +101,7 @@ class Rollouts:
         trajectory = Trajectory(task.name, sample, [await self._judged(task, prompt_ids, first, generating)])
         for turn in range(1, self.settings.turns):
             seed = sample_seed(self.seed, *key, sample, turn)
-            messages = turn_messages(task, trajectory.turns, self.settings.history_turns)
+            messages = turn_messages(task, trajectory.turns, self.settings.history_turns, self.settings.history_window)
             started = time.perf_counter()
             response = await self.policy.generate(messages, self._sampling(1, seed), f"{task.name}/{sample}/{turn}")
             trajectory.turns.append(

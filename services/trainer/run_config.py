@@ -19,6 +19,9 @@ from drkernel.errors import InvalidArgument
 from drkernel.sections import Section
 from services.sandbox.settings import RewardSettings
 
+# Which earlier turns a prompt keeps (services/trainer/rollout.py, history_window).
+HistoryWindow = Literal["last", "best_reward"]
+
 
 class TaskSettings(Section):
     """Which tasks are trained on and which are held out."""
@@ -64,7 +67,15 @@ class RolloutSettings(Section):
     temperature: float = Field(1.0, gt=0, description="Sampling temperature; the learner scores at the same.")
     top_p: float = Field(1.0, gt=0, le=1, description="Nucleus mass; 1 is off (MRS assumes the full distribution).")
     history_turns: int = Field(
-        4, ge=0, description="Earlier turns (code and feedback) kept in each prompt; older ones are dropped."
+        4, ge=0, description="Earlier turns (code and feedback) kept in each prompt; the others are dropped."
+    )
+    history_window: HistoryWindow = Field(
+        "last",
+        description=(
+            "Which history_turns earlier turns a prompt keeps: the last ones, or the contiguous window "
+            "with the highest summed reward (Dr. Kernel's sequential test-time scaling; the latest such "
+            "window on ties). The two agree while a trajectory has at most history_turns earlier turns."
+        ),
     )
     generation_concurrency: int = Field(8, ge=1, description="Generate requests in flight at once.")
     evaluation_concurrency: int = Field(8, ge=1, description="Sandbox evaluations in flight at once.")
@@ -74,6 +85,9 @@ class RolloutSettings(Section):
     )
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="Where candidates run.")
     skip_timing: bool = Field(False, description="Correctness only (CPU demos); speedup then counts 0.")
+    evaluation_seed: int | None = Field(
+        None, ge=0, description="Base seed of every evaluation's weights and inputs; None: the sandbox's default."
+    )
 
 
 class AdvantageSettings(Section):

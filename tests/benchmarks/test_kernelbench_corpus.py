@@ -123,3 +123,19 @@ def test_selection_by_candidate_keeps_order_and_profiles() -> None:
     for problems, named in (("level9/x", ""), ("", "level1/19_ReLU__nosuch"), ("", "level1/19_ReLU#fast")):
         with pytest.raises(SystemExit):
             parity.select(problems, named)
+
+
+def test_the_bench_generations_of_the_gpu_run() -> None:
+    """benchmarks/bench_gpu.sh's generations file: per problem a flawed variant refined into the
+    honest solution (sample 0, turns 1 and 2) and a flawed one alone (sample 1)."""
+    from benchmarks.kernelbench_generations import DEFAULT_PROBLEMS, assemble
+
+    generations = assemble(list(DEFAULT_PROBLEMS))
+    assert [(g.task, g.sample, g.turn) for g in generations] == [
+        (problem, sample, turn) for problem in DEFAULT_PROBLEMS for sample, turn in ((0, 1), (0, 2), (1, 1))
+    ]
+    for generation in generations:
+        level, number = generation.task.removeprefix("level").split("/")
+        folder = parity.FLAWED if generation.turn == 1 else parity.SOLUTIONS
+        names = [p.name for p in (folder / f"level{level}").glob(f"{number}_*.py")]
+        assert any((folder / f"level{level}" / name).read_text() == generation.code for name in names)
