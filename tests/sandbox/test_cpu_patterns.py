@@ -35,21 +35,24 @@ import importlib.util, json, sys
 from services.sandbox.candidate import cpu_support
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
+from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.launches import LaunchRecorder
 
 path = sys.argv[1]
 language = LanguageSnapshot()
 cpu_support.install()
+code = KernelCode()
+code.install()
 monitor = InterpreterMonitor()
 monitor.install()
-recorder = LaunchRecorder(path, monitor.last_stored_bytes)
+recorder = LaunchRecorder(path, monitor.last_stored_bytes, code)
 recorder.install()
 spec = importlib.util.spec_from_file_location("candidate", path)
 module = importlib.util.module_from_spec(spec)
 sys.modules["candidate"] = module
 spec.loader.exec_module(module)
 result = {"check": module.check()}
-compiled = compile_requests(recorder.compile_requests(), language)
+compiled = compile_requests(recorder.compile_requests(), language, code)
 result["compiled"] = [k.model_dump() for k in compiled]
 result["after"] = module.after() if hasattr(module, "after") else None
 print(json.dumps(result))
