@@ -32,7 +32,7 @@ from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.candidate.import_check import ImportCheck
-from services.sandbox.candidate.integrity import IntegrityWatch
+from services.sandbox.candidate.integrity import IntegrityWatch, OperatorRecording
 from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.knockout import KnockOut
 from services.sandbox.candidate.launches import LaunchRecorder
@@ -102,6 +102,8 @@ class Harness:
             self.kernel_code.install()
         self.interpreter = InterpreterMonitor()
         self.interpreter.install()
+        self.recording = OperatorRecording()
+        self.recording.install()
         self.recorder = LaunchRecorder(self.own_file, self.interpreter.last_stored_bytes, self.kernel_code)
         self.recorder.install()
         self.streams = StreamWatch()
@@ -121,6 +123,7 @@ class Harness:
             extra=lambda: {
                 **self.recorder.current_patches(),
                 **self.interpreter.current_patches(),
+                **self.recording.current_patches(),
                 **(self.kernel_code.current_patches() if self.kernel_code is not None else {}),
                 **(self.streams.current_patches() if self.streams.patched else {}),
             }
@@ -265,8 +268,8 @@ class Harness:
             self._set_deterministic(False)
         seconds = self._perf_counter() - started
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
-        if self.kernel_code is not None:
-            problems += [Problem(severity="hack", message=m) for m in self.kernel_code.take_findings()]
+        findings = self.recording.take() + (self.kernel_code.take_findings() if self.kernel_code is not None else [])
+        problems += [Problem(severity="hack", message=m) for m in findings]
         at_return = [Snapshot(o) for o in outputs]
         self._settle(command.late_write_wait_seconds)
         if not all(snapshot.unchanged(o) for snapshot, o in zip(at_return, outputs, strict=False)):

@@ -96,3 +96,44 @@ class IntegrityWatch:
         """Names of watched objects that are no longer the originals (compared by identity)."""
         now = self._snapshot()
         return sorted(name for name, original in self._baseline.items() if now.get(name, _MISSING) is not original)
+
+
+class OperatorRecording:
+    """Keeps PyTorch's operator recording on: profiles (the coverage on CPU) see an operator only
+    while it is recorded, and ``torch.autograd._enable_record_function(False)`` would hide the
+    operators run after it. The switch is replaced, before any candidate code runs, by one that
+    leaves recording on and notes the attempt (``take``)."""
+
+    _PLACES = ("torch._C._autograd", "torch.autograd")
+
+    def __init__(self) -> None:
+        self._attempts = 0
+        self.patched: dict[str, Callable[..., Any]] = {}
+
+    def install(self) -> None:
+        recording = self
+
+        def keep_recording(enable: bool) -> None:
+            if not enable:
+                recording._attempts += 1
+
+        for place in self._PLACES:
+            importlib.import_module(place)._enable_record_function = keep_recording
+            self.patched[f"{place}._enable_record_function"] = keep_recording
+
+    def take(self) -> list[str]:
+        """A finding when the candidate tried to switch recording off since the last call."""
+        attempts, self._attempts = self._attempts, 0
+        if not attempts:
+            return []
+        return [
+            "it switched PyTorch's operator recording off (torch.autograd._enable_record_function), "
+            "which hides operators from profiles"
+        ]
+
+    def current_patches(self) -> dict[str, Any]:
+        """The objects now in the patched places, to detect a candidate undoing them."""
+        return {
+            f"{place}._enable_record_function": getattr(importlib.import_module(place), "_enable_record_function", None)
+            for place in self._PLACES
+        }

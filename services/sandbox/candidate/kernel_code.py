@@ -71,7 +71,7 @@ class _OperatorLog(TorchDispatchMode):
         self.seen = seen
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        self.seen.append(str(func.name()))
+        self.seen.append(str(func.name()).split(".", 1)[0])  # aten::add_, without the overload
         return func(*args, **(kwargs or {}))
 
 
