@@ -37,6 +37,7 @@ from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.knockout import KnockOut
 from services.sandbox.candidate.launches import LaunchRecorder
 from services.sandbox.candidate.streams import StreamWatch
+from services.sandbox.shared import tensor_bits
 from services.sandbox.shared.clock import Clock, GraphedCalls, sample_values, superseded
 from services.sandbox.shared.runner import ModelRunner, flatten_outputs
 from services.sandbox.shared.tensor_bits import Snapshot
@@ -72,7 +73,7 @@ def _same_layout(old: Any, new: Any) -> bool:
 
 
 def _refilled(old: Any, new: Any) -> Any:
-    old.data.copy_(new)  # through .data: the version counter does not move
+    tensor_bits.copy_into(old, new)  # through .data: the version counter does not move
     return old
 
 
@@ -294,7 +295,7 @@ class Harness:
                 )
             )
         modified = [i for i in mutated if i in allowed]
-        handed = [o.detach() for o in outputs] + [inputs[i].detach() for i in modified]
+        handed = [tensor_bits.detached(o) for o in outputs] + [tensor_bits.detached(inputs[i]) for i in modified]
         try:
             metas, payload, fds, self._shared = pack_tensors(handed, self._exporter if self._share else None)
         except (torch.OutOfMemoryError, RuntimeError) as error:
