@@ -6,11 +6,19 @@ memset with its measured device time; the denominator is device time only.
 On CPU the Triton interpreter runs a kernel hundreds of times slower than compiled code while
 PyTorch's operators run natively, so wall time would credit the candidate with almost any
 kernel it wrote. CPU profiles therefore model device time on a GPU-like roofline instead:
-each Triton launch (bytes its active lanes moved, FLOPs of its dot products, counted by the
-interpreter hooks) and each top-level PyTorch operator outside the launches (bytes of its
-input tensors read and written once, FLOPs from torch.profiler) costs
-``max(bytes / BANDWIDTH, flops / MATH_RATE)``. The same question, "which code does the work",
-gets the same kind of answer on both devices.
+each Triton launch (the useful bytes and dot-product FLOPs the interpreter hooks count:
+distinct bytes read and written, FLOPs capped by what the launch read and wrote; see
+services/sandbox/candidate/bounds.py) and each PyTorch operator (bytes of its input tensors
+read and written once, FLOPs from torch.profiler) costs ``max(bytes / BANDWIDTH, flops /
+MATH_RATE)``. The same question, "which code does the work", gets the same kind of answer on
+both devices.
+
+Every PyTorch operator counts, on every thread, whatever profiler event it is nested in (a
+``record_function`` range, a custom op): only an operator called by another counted operator is
+left out, its cost being its caller's. The one exception is the interpreter's own bookkeeping
+around each launch (it allocates views of the arguments and copies them back), nested in the
+launch's range: operators the kernel's body itself runs are counted, and make the verdict
+HACKED anyway (services/sandbox/candidate/kernel_code.py).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch._C._profiler import _ExperimentalConfig
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
@@ -56,8 +65,13 @@ _NO_KERNEL_OPS = frozenset(
         "aten::unflatten",
         "aten::flatten",
         "aten::numpy_T",
+        "aten::new_empty",
+        "aten::set_",
     }
 )
+# What the Triton interpreter itself runs around a launch: a copy of each argument's storage
+# back onto itself once the programs ran (no device work on a GPU).
+_INTERPRETER_OPS = frozenset({"aten::copy_"})
 
 # launches, bytes moved and FLOPs per interpreted Triton kernel since the last call
 Traffic = Callable[[], dict[str, tuple[int, int, int]]]
@@ -84,7 +98,9 @@ def profile_calls(
     ``interpreted`` gives the traffic of interpreted Triton launches (CPU only)."""
     cuda = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with profile(activities=activities, record_shapes=not cuda, with_flops=not cuda) as prof:
+    # On CPU, operators on threads other than the caller's count too.
+    options: dict[str, Any] = {} if cuda else {"experimental_config": _ExperimentalConfig(profile_all_threads=True)}
+    with profile(activities=activities, record_shapes=not cuda, with_flops=not cuda, **options) as prof:
         for _ in range(calls):
             run()
         if cuda:
@@ -98,7 +114,7 @@ def profile_calls(
                 times[event.name] += float(event.time_range.elapsed_us())
     else:
         for event in prof.events():
-            if event.cpu_parent is None and event.name.startswith("aten::") and event.name not in _NO_KERNEL_OPS:
+            if _costs_device_time(event):
                 numel = sum(math.prod(shape) for shape in event.input_shapes if shape)
                 launches[event.name] += 1
                 times[event.name] += modeled_us(2 * numel * _ASSUMED_ELEMENT_BYTES, event.flops or 0)
@@ -108,11 +124,27 @@ def profile_calls(
     return [KernelTime(name, launches[name], times[name]) for name in times]
 
 
+def _costs_device_time(event: Any) -> bool:
+    """Whether a CPU profile charges this event as a PyTorch operator of its own (the module
+    docstring says which are)."""
+    if not event.name.startswith("aten::") or event.name in _NO_KERNEL_OPS:
+        return False
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name.startswith("aten::") and parent.name not in _NO_KERNEL_OPS:
+            return False  # its caller's cost
+        if parent.name.startswith(TRITON_RANGE_PREFIX) and event.name in _INTERPRETER_OPS:
+            return False
+        parent = parent.cpu_parent
+    return True
+
+
 def method(device: torch.device) -> str:
     """How profiles are taken on this device, in words."""
     if device.type == "cuda":
         return "torch.profiler CUDA activity (Kineto/CUPTI): device time of every kernel, memcpy and memset"
     return (
-        "CPU model: device time on an H100-like roofline (3 TB/s, 400 TFLOP/s) from the bytes and FLOPs "
-        "of each interpreted Triton launch and each top-level PyTorch operator"
+        "CPU model: device time on an H100-like roofline (3 TB/s, 400 TFLOP/s) from the useful bytes and "
+        "FLOPs of each interpreted Triton launch (distinct bytes read and written, FLOPs capped by them) "
+        "and of each PyTorch operator, whatever range it runs in, on every thread"
     )

@@ -1,11 +1,13 @@
-"""Profiles, coverage and the bottleneck text on hand-made numbers."""
+"""Profiles, coverage and the bottleneck text on hand-made numbers, and what CPU profiles charge."""
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 import torch
 
-from services.profiler.collect import KernelTime, modeled_us, profile_calls
+from services.profiler.collect import TRITON_RANGE_PREFIX, KernelTime, modeled_us, profile_calls
 from services.profiler.summary import bottleneck_text, kernel_profiles, profile_summary
 
 
@@ -48,3 +50,31 @@ def test_cpu_profile_models_pytorch_operators_from_bytes_and_flops():
     flops = 2 * 256 * 512 * 128
     assert kernels["aten::matmul"].time_us == pytest.approx(2 * modeled_us(2 * 4 * (256 * 512 + 512 * 128), flops))
     assert kernels["aten::relu"].time_us == pytest.approx(2 * modeled_us(2 * 4 * 256 * 128, 0))
+
+
+def test_cpu_profile_counts_operators_in_ranges_custom_ops_and_other_threads_once():
+    a, b = torch.randn(64, 128), torch.randn(128, 32)
+
+    def forward():
+        with torch.profiler.record_function("hidden"):
+            h = a @ b  # aten::matmul, with aten::mm under it
+        worker = threading.Thread(target=lambda: torch.sigmoid(h))
+        worker.start()
+        worker.join()
+        return torch.relu(h)
+
+    kernels = {k.name: k for k in profile_calls(forward, 1, torch.device("cpu"))}
+    assert {"aten::matmul", "aten::sigmoid", "aten::relu"} <= set(kernels)
+    assert "aten::mm" not in kernels  # charged to aten::matmul, which called it
+
+
+def test_cpu_profile_leaves_out_only_the_interpreters_copies_inside_a_launch_range():
+    x, y = torch.randn(1024), torch.randn(1024)
+
+    def launch():
+        with torch.profiler.record_function(TRITON_RANGE_PREFIX + "kernel"):
+            x.copy_(y)  # what the interpreter does with each argument after the programs ran
+            torch.exp(x)  # what a kernel body could hide
+
+    kernels = {k.name for k in profile_calls(launch, 1, torch.device("cpu"))}
+    assert "aten::exp" in kernels and "aten::copy_" not in kernels

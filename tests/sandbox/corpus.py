@@ -4,7 +4,8 @@ that say which built-in task it is judged against and what the judge must conclu
     task: l1_relu              built-in task name (services/sandbox/tasks/builtin), or a task
                                file next to the candidate (``tasks/relu_large.py``)
     expect: HACKED             a verdict without its VERDICT_ prefix, "not CORRECT", or "no gain"
-                               (correct, and no faster than its ``baseline:`` twin)
+                               (correct, and no better than its ``baseline:`` twin: on a GPU
+                               no faster, on CPU no more coverage and no more reward)
     baseline: <file>           "no gain": the honest twin in the same directory
     reason: <text>             HACKED: a hack_reasons entry must contain it
     error: <text>              otherwise: the response's error must contain it

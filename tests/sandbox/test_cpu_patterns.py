@@ -35,21 +35,24 @@ import importlib.util, json, sys
 from services.sandbox.candidate import cpu_support
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
+from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.launches import LaunchRecorder
 
 path = sys.argv[1]
 language = LanguageSnapshot()
 cpu_support.install()
+code = KernelCode()
+code.install()
 monitor = InterpreterMonitor()
 monitor.install()
-recorder = LaunchRecorder(path, monitor.last_stored_bytes)
+recorder = LaunchRecorder(path, monitor.last_stored_bytes, code)
 recorder.install()
 spec = importlib.util.spec_from_file_location("candidate", path)
 module = importlib.util.module_from_spec(spec)
 sys.modules["candidate"] = module
 spec.loader.exec_module(module)
-result = {"check": module.check()}
-compiled = compile_requests(recorder.compile_requests(), language)
+result = {"check": module.check(), "findings": code.take_findings()}
+compiled = compile_requests(recorder.compile_requests(), language, code)
 result["compiled"] = [k.model_dump() for k in compiled]
 result["after"] = module.after() if hasattr(module, "after") else None
 print(json.dumps(result))
@@ -471,3 +474,59 @@ def test_libdevice_symbols_are_all_mapped_and_the_rest_say_so():
     assert names - set(libdevice_numpy.IMPLEMENTATIONS) == set(libdevice_numpy.UNSUPPORTED)
     with pytest.raises(libdevice_numpy.LibdeviceUnavailable, match="only be judged on a GPU"):
         libdevice_numpy.evaluate("j0", [np.zeros(2, np.float32)], np.dtype(np.float32))
+
+
+WHAT_RAN = r"""
+import linecache
+import types
+
+WORK = types.SimpleNamespace(calls=0, x=torch.ones(4))
+
+
+@triton.constexpr_function
+def block(n):
+    WORK.__dict__["calls"] += 1
+    WORK.__dict__["x"].add_(1)  # PyTorch inside a kernel body
+    return n
+
+
+@triton.jit
+def counted_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, block(BLOCK))
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+
+
+NAME = "<swapped source>"
+SHOWN = "def swapped_kernel(x_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
+RAN = SHOWN + "    while True:\n        break\n"
+
+
+def register(text):
+    linecache.cache[NAME] = (len(text), None, text.splitlines(keepends=True), NAME)
+
+
+def check():
+    x = torch.zeros(8)
+    for _ in range(3):
+        counted_kernel[(1,)](x, BLOCK=8)
+    register(RAN)
+    namespace = {"tl": tl}
+    exec(compile(RAN, NAME, "exec"), namespace)
+    triton.jit(namespace["swapped_kernel"])[(1,)](x, BLOCK=8)
+    register(SHOWN)  # what a compile check reading the source now would see
+    sourceless = {"tl": tl}
+    exec(compile("\n" * 500 + SHOWN.replace("swapped", "sourceless"), "<no file>", "exec"), sourceless)
+    triton.jit(sourceless["sourceless_kernel"])[(1,)](x, BLOCK=8)
+    return WORK.calls
+"""
+
+
+@pytest.mark.slow
+def test_the_compile_check_compiles_what_ran_and_the_body_runs_no_pytorch(tmp_path):
+    result = _run(tmp_path, WHAT_RAN)
+    assert result["check"] == 1  # a constexpr_function runs once per arguments, as on a GPU
+    assert any("`counted_kernel` ran PyTorch operators inside its body (aten::add_)" in f for f in result["findings"])
+    compiled = {k["name"]: k for k in result["compiled"]}
+    assert compiled["counted_kernel"]["ok"]
+    assert not compiled["swapped_kernel"]["ok"] and "break" in compiled["swapped_kernel"]["message"].lower()
+    assert not compiled["sourceless_kernel"]["ok"] and "has no source file" in compiled["sourceless_kernel"]["message"]

@@ -22,8 +22,9 @@ HERE = Path(__file__).parent
 # Candidates that would search the host itself without namespaces are judged only with them.
 HACKS = [c for c in corpus.load(HERE / "hacks") if corpus.ISOLATED or not c.needs_isolation]
 LEGIT = corpus.load(HERE / "legit")
-CAUGHT = [c for c in HACKS if c.expect != "CORRECT"]
+CAUGHT = [c for c in HACKS if c.expect not in ("CORRECT", "no gain")]
 LAZY = [c for c in HACKS if c.expect == "CORRECT"]
+GAINLESS = [c for c in HACKS if c.expect == "no gain"]
 
 
 def _param(candidate: corpus.Candidate) -> pytest.param:
@@ -66,6 +67,18 @@ def test_lazy_kernel_is_correct_but_its_profile_shows_the_bottleneck_in_pytorch(
     assert response.coverage < 0.5
     heaviest = response.profile.kernels[0]
     assert not heaviest.is_candidate and heaviest.name.startswith("aten::")
+
+
+@pytest.mark.parametrize("candidate", [_param(c) for c in GAINLESS])
+def test_trick_earns_no_more_than_its_honest_twin(verdicts, candidate):
+    """A trick that fools a profile (operators hidden in ranges, threads or custom ops, wasted
+    traffic or FLOPs) leaves the candidate's coverage and reward where its twin without the
+    trick has them."""
+    response, twin = verdicts[candidate.name], verdicts[Path(candidate.baseline).stem]
+    assert response.verdict == pb.VERDICT_CORRECT, corpus.describe(response)
+    assert twin.verdict == pb.VERDICT_CORRECT, corpus.describe(twin)
+    assert response.coverage <= twin.coverage + 0.01, (response.coverage, twin.coverage)
+    assert response.reward <= twin.reward + 0.005, (response.reward, twin.reward)
 
 
 @pytest.mark.parametrize("candidate", [_param(c) for c in LEGIT])

@@ -7,8 +7,19 @@ against the memory of the tensors passed to that launch: an access outside all o
 raises a readable error instead, so that a kernel that only fits the task's own shape is
 reported as what it is.
 
-The same hooks count each kernel's memory traffic (bytes of the active lanes) and the FLOPs
-of its dot products, from which CPU profiles model device time (services/profiler).
+The same hooks count each kernel's useful work, from which CPU profiles model device time
+(services/profiler). Only work that could matter is charged, so that a kernel cannot buy
+coverage with waste:
+
+- **Bytes**: per launch, the distinct bytes its active lanes read and the distinct bytes they
+  wrote (the compulsory traffic of an ideal cache). Loading an input 64 times costs what loading
+  it once does.
+- **FLOPs**: its dot products' FLOPs, capped per launch at ``DOT_REUSE * sqrt(S) * L`` for S
+  distinct elements stored and L distinct elements loaded. A matrix product is exactly at
+  ``sqrt(S) * L`` (M*N outputs from K*(M+N) inputs, 2*M*N*K FLOPs, equality when M = N); the
+  factor leaves room for convolutions and attention, which reuse their inputs more. Dots of
+  registers that never came from memory, or the same tiles multiplied again and again, are
+  capped by what the launch read and wrote.
 """
 
 from __future__ import annotations
@@ -23,6 +34,9 @@ from triton.runtime.jit import TensorWrapper
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 _active = threading.local()
+# See the module docstring: how far a launch's dot-product FLOPs may exceed a matrix product's
+# over the elements it read and wrote.
+DOT_REUSE = 4.0
 
 
 class OutOfBoundsAccess(IndexError):
@@ -51,24 +65,61 @@ def _ranges(args: Iterable[tuple[str, Any]]) -> list[tuple[str, int, int]]:
     return ranges
 
 
+class LaunchWork:
+    """One interpreted launch: the tensors it may touch and what it did with them so far."""
+
+    def __init__(self, kernel: str, ranges: list[tuple[str, int, int]]) -> None:
+        self.kernel = kernel
+        self.ranges = ranges
+        self.stored_bytes = 0  # every byte stored, repeats included: zero means no work
+        self.distinct_bytes = 0
+        self.distinct_elements = {"load": 0, "store": 0}
+        self.dot_flops = 0
+        # per tensor range and direction, which bytes were touched (the start of each element)
+        self._touched: dict[tuple[int, bool], np.ndarray] = {}
+
+    def touch(self, index: int, offsets: np.ndarray, itemsize: int, load: bool) -> None:
+        """Counts the elements at ``offsets`` of range ``index`` not touched before this way."""
+        _, low, high = self.ranges[index]
+        touched = self._touched.get((index, load))
+        if touched is None:
+            touched = self._touched[(index, load)] = np.zeros(high - low, dtype=bool)
+        fresh = offsets[~touched[offsets]]
+        if fresh.size == 0:
+            return
+        fresh = np.unique(fresh)
+        touched[fresh] = True
+        self.distinct_bytes += int(fresh.size) * itemsize
+        self.distinct_elements["load" if load else "store"] += int(fresh.size)
+
+    def useful_flops(self) -> int:
+        reads, writes = self.distinct_elements["load"], self.distinct_elements["store"]
+        return int(min(self.dot_flops, DOT_REUSE * np.sqrt(writes) * reads))
+
+
 def _check(kind: str, ptrs: Any, mask: Any) -> None:
-    state = getattr(_active, "launch", None)
-    if state is None:
+    launch: LaunchWork | None = getattr(_active, "launch", None)
+    if launch is None:
         return
-    kernel, ranges, traffic, stored = state
     addresses = np.asarray(ptrs.data, dtype=np.uint64)
     active = addresses if mask is None else addresses[np.asarray(mask.data, dtype=bool)]
     if active.size == 0:
         return
     itemsize = np.dtype(_element_np_dtype(ptrs)).itemsize
-    traffic[1] += int(active.size) * itemsize
     if kind != "load":
-        stored[0] += int(active.size) * itemsize
+        launch.stored_bytes += int(active.size) * itemsize
     inside = np.zeros(active.shape, dtype=bool)
-    for _, low, high in ranges:
-        inside |= (active >= low) & (active + itemsize <= high)
+    for index, (_, low, high) in enumerate(launch.ranges):
+        here = (active >= low) & (active + itemsize <= high) & ~inside  # a byte counts in one range only
+        if here.any():
+            launch.touch(index, (active[here] - low).astype(np.int64), itemsize, kind == "load")
+            if kind == "atomic":  # a read-modify-write reads too
+                launch.touch(index, (active[here] - low).astype(np.int64), itemsize, True)
+        inside |= here
     if inside.all():
         return
+    ranges = launch.ranges
+    kernel = launch.kernel
     outside = active[~inside]
     first = int(outside[0])
     nearest = min(ranges, key=lambda r: min(abs(first - r[1]), abs(first - r[2])), default=None)
@@ -107,14 +158,19 @@ class InterpreterMonitor:
 
     def begin(self, kernel: str, named_args: Iterable[tuple[str, Any]]) -> None:
         """Declares the tensors of the launch about to run on this thread."""
-        traffic = self._traffic.setdefault(kernel, [0, 0, 0])  # launches, bytes, flops
-        traffic[0] += 1
-        _active.launch = (kernel, _ranges(named_args), traffic, [0])
+        _active.launch = LaunchWork(kernel, _ranges(named_args))
 
     def end(self) -> None:
-        state = getattr(_active, "launch", None)
-        _active.stored_bytes = state[3][0] if state is not None else 0
+        """Charges the launch that ran on this thread with its useful work."""
+        launch: LaunchWork | None = getattr(_active, "launch", None)
         _active.launch = None
+        _active.stored_bytes = launch.stored_bytes if launch is not None else 0
+        if launch is None:
+            return
+        traffic = self._traffic.setdefault(launch.kernel, [0, 0, 0])  # launches, bytes, flops
+        traffic[0] += 1
+        traffic[1] += launch.distinct_bytes
+        traffic[2] += launch.useful_flops()
 
     @staticmethod
     def last_stored_bytes() -> int:
@@ -122,7 +178,8 @@ class InterpreterMonitor:
         return getattr(_active, "stored_bytes", 0)
 
     def take_traffic(self) -> dict[str, tuple[int, int, int]]:
-        """Launches, bytes moved and dot-product FLOPs per kernel since the last call."""
+        """Launches, useful bytes moved and useful dot-product FLOPs per kernel since the last
+        call (the module docstring says what is useful)."""
         traffic, self._traffic = self._traffic, {}
         return {name: (launches, moved, flops) for name, (launches, moved, flops) in traffic.items()}
 
@@ -164,10 +221,10 @@ class InterpreterMonitor:
             return rmw(op, ptr, val, mask, sem, scope)
 
         def counted_dot(a: Any, b: Any, d: Any, input_precision: Any, max_num_imprecise_acc: Any) -> Any:
-            state = getattr(_active, "launch", None)
-            if state is not None:
+            launch: LaunchWork | None = getattr(_active, "launch", None)
+            if launch is not None:
                 *batch, m, k = a.data.shape
-                state[2][2] += 2 * int(np.prod(batch, dtype=np.int64)) * m * k * b.data.shape[-1]
+                launch.dot_flops += 2 * int(np.prod(batch, dtype=np.int64)) * m * k * b.data.shape[-1]
             return dot(a, b, d, input_precision, max_num_imprecise_acc)
 
         builder.create_masked_load = checked_load

@@ -1,20 +1,26 @@
 """Compiles the candidate's interpreted kernels for a GPU target, without a GPU.
 
 On CPU the interpreter runs kernels leniently; the compiler is stricter. Each distinct launch
-the interpreter saw is compiled for an H100 (sm_90), so that a kernel that would not compile
-on a GPU is a compile error on CPU too.
+the interpreter saw, of any kernel wherever it was defined (module level, a function, a
+closure, a class, a factory, a string), is compiled for an H100 (sm_90), so that a kernel that
+would not compile on a GPU is a compile error on CPU too.
 
-The kernels are compiled from the very functions that ran, never from a second import of the
-candidate: importing again would run its module-level code again (a ``torch.library`` op
-registered anew against compiled kernels, for one), and would miss kernels that are not
-module attributes (defined in a function or a closure). Each launched function is rebuilt with
-the same code over *shadow* globals and closure cells in which every interpreted @triton.jit
-function it can reach is a compilable twin, so that the candidate's own namespace never changes.
+The kernels are compiled from the very functions that ran and from the very source text the
+interpreter rewrote them from (kernel_code.py), never from a second import of the candidate
+nor from the source file as it is by then: importing again would run its module-level code
+again (a ``torch.library`` op registered anew against compiled kernels, for one), and a file
+or ``linecache`` entry changed after the launch would compile other code than ran. Each
+launched function is rebuilt with the same code over *shadow* globals and closure cells in
+which every interpreted @triton.jit function it can reach is a compilable twin, so that the
+candidate's own namespace never changes. While a kernel compiles, compile_watch.py refuses
+Python the kernel reaches outside Triton (it would run at every launch under the interpreter).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import linecache
 import types
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -25,6 +31,8 @@ from triton.compiler import ASTSource
 from triton.runtime.jit import JITFunction
 
 from services.sandbox.candidate import libdevice_numpy
+from services.sandbox.candidate.compile_watch import CompileWatch
+from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.launches import CompileRequest
 from services.sandbox.candidate.libdevice_numpy import CUDA_MODULE, STUB_MODULE
 from services.sandbox.wire.judge_candidate import KernelCompile
@@ -101,21 +109,44 @@ class LanguageSnapshot:
 _ABSENT = object()
 
 
+_PSEUDO_FILES = itertools.count()
+
+
+def _as_ran(fn: types.FunctionType, source: str, def_line: int) -> types.CodeType:
+    """``fn``'s code object, pointed at a private ``linecache`` entry holding exactly ``source``
+    with its ``def`` at ``def_line``, so that Triton reads the text the interpreter ran."""
+    name = f"<drkernel: source of {fn.__name__} as run, {next(_PSEUDO_FILES)}>"
+    def_line = max(def_line, 1)
+    lines = ["\n"] * (def_line - 1) + source.splitlines(keepends=True)
+    linecache.cache[name] = (sum(len(line) for line in lines), None, lines, name)
+    return fn.__code__.replace(co_filename=name, co_firstlineno=def_line)
+
+
 class _Twins:
     """Compilable twins of interpreted functions, sharing one shadow copy per globals dict."""
 
-    def __init__(self, originals: dict[int, Any]) -> None:
+    def __init__(self, originals: dict[int, Any], code: KernelCode) -> None:
         self._originals = originals
+        self._code = code
         self._twins: dict[Any, JITFunction] = {}
         self._shadows: dict[int, dict[str, Any]] = {}
 
-    def kernel(self, fn: types.FunctionType, options: dict[str, Any] | None = None) -> JITFunction:
-        """A JITFunction with ``fn``'s code whose globals and closure see only compilable twins."""
+    def kernel(
+        self, fn: types.FunctionType, options: dict[str, Any] | None = None, ran: tuple[str, int] | None = None
+    ) -> JITFunction:
+        """A JITFunction with ``fn``'s code, compiled from the source text the interpreter ran
+        (``ran``, or the one it recorded for ``fn``), whose globals and closure see only
+        compilable twins."""
         if fn in self._twins:
             return self._twins[fn]
+        ran = ran or self._code.source_of(fn)
         cells = tuple(types.CellType() for _ in fn.__closure__ or ())
         twin = types.FunctionType(
-            fn.__code__, self._shadow(fn.__globals__), fn.__name__, fn.__defaults__, cells or None
+            _as_ran(fn, *ran) if ran else fn.__code__,
+            self._shadow(fn.__globals__),
+            fn.__name__,
+            fn.__defaults__,
+            cells or None,
         )
         twin.__kwdefaults__ = fn.__kwdefaults__
         twin.__qualname__ = fn.__qualname__
@@ -124,7 +155,7 @@ class _Twins:
         jit = self._twins[fn] = JITFunction(twin, **(options or {}))
         for cell, original in zip(cells, fn.__closure__ or (), strict=False):
             with contextlib.suppress(ValueError):  # a cell not yet filled stays empty
-                cell.cell_contents = self._value(original.cell_contents)
+                cell.cell_contents = self.value(original.cell_contents)
         return jit
 
     def _shadow(self, namespace: dict[str, Any]) -> dict[str, Any]:
@@ -132,10 +163,11 @@ class _Twins:
         if shadow is None:
             shadow = self._shadows[id(namespace)] = dict(namespace)
             for name, value in namespace.items():
-                shadow[name] = self._value(value)
+                shadow[name] = self.value(value)
         return shadow
 
-    def _value(self, value: Any) -> Any:
+    def value(self, value: Any) -> Any:
+        """``value`` as compiled code must see it: an interpreted function as its twin."""
         from triton.runtime.interpreter import InterpretedFunction
 
         if isinstance(value, InterpretedFunction):
@@ -143,18 +175,34 @@ class _Twins:
         return self._originals.get(id(value), value)
 
 
-def compile_requests(requests: Iterable[CompileRequest], language: LanguageSnapshot) -> list[KernelCompile]:
+def compile_requests(
+    requests: Iterable[CompileRequest], language: LanguageSnapshot, code: KernelCode
+) -> list[KernelCompile]:
     """Compiles each request for sm_90; ``message`` says what was compiled, or why it failed."""
-    twins = _Twins(language.originals())  # before compiling() puts the originals back
+    twins = _Twins(language.originals(), code)  # before compiling() puts the originals back
+    watch = CompileWatch()
     with language.compiling():
-        return [_compile(twins, request) for request in requests]
+        compiled = [_compile(twins, watch, request) for request in requests]
+    replaced = code.replaced()
+    return compiled + [
+        KernelCompile(name=name, ok=False, message=f"kernel `{name}` ran code swapped in after Triton rewrote it")
+        for name in replaced
+    ]
 
 
-def _compile(twins: _Twins, request: CompileRequest) -> KernelCompile:
+def _compile(twins: _Twins, watch: CompileWatch, request: CompileRequest) -> KernelCompile:
     what = request.describe()
+    if request.problem:
+        return KernelCompile(name=request.name, ok=False, message=f"kernel `{request.name}` {request.problem}")
+    ran = (request.source, request.def_line) if request.source is not None else None
     try:
-        kernel = twins.kernel(request.fn)
-        triton.compile(ASTSource(kernel, request.signature, request.constexprs), target=TARGET, options=request.options)
+        kernel = twins.kernel(request.fn, ran=ran)
+        constexprs = {path: twins.value(value) for path, value in request.constexprs.items()}
+        with watch.watching():
+            triton.compile(ASTSource(kernel, request.signature, constexprs), target=TARGET, options=request.options)
     except Exception as error:  # noqa: BLE001 - every compiler failure is the candidate's
         return KernelCompile(name=request.name, ok=False, message=f"compiling {what}: {error}"[:8000])
+    problem = watch.problem(request.name)
+    if problem:
+        return KernelCompile(name=request.name, ok=False, message=f"compiling {what}: {problem}"[:8000])
     return KernelCompile(name=request.name, ok=True, message=f"compiled {what} for sm_90"[:8000])

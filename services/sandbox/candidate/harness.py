@@ -31,10 +31,13 @@ from services.profiler import profile_calls
 from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
-from services.sandbox.candidate.integrity import IntegrityWatch
+from services.sandbox.candidate.import_check import ImportCheck
+from services.sandbox.candidate.integrity import IntegrityWatch, OperatorRecording
+from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.knockout import KnockOut
 from services.sandbox.candidate.launches import LaunchRecorder
 from services.sandbox.candidate.streams import StreamWatch
+from services.sandbox.shared import tensor_bits
 from services.sandbox.shared.clock import Clock, GraphedCalls, sample_values, superseded
 from services.sandbox.shared.runner import ModelRunner, flatten_outputs
 from services.sandbox.shared.tensor_bits import Snapshot
@@ -70,7 +73,7 @@ def _same_layout(old: Any, new: Any) -> bool:
 
 
 def _refilled(old: Any, new: Any) -> Any:
-    old.data.copy_(new)  # through .data: the version counter does not move
+    tensor_bits.copy_into(old, new)  # through .data: the version counter does not move
     return old
 
 
@@ -94,11 +97,15 @@ class Harness:
         self.scratch = scratch
         self.own_file = str(scratch / CANDIDATE_FILE)
         self.language = LanguageSnapshot() if device.type == "cpu" else None
-        if device.type == "cpu":  # what the interpreter lacks, before any candidate code runs
+        self.kernel_code = KernelCode() if device.type == "cpu" else None
+        if self.kernel_code is not None:  # what the interpreter lacks, before any candidate code runs
             cpu_support.install()
+            self.kernel_code.install()
         self.interpreter = InterpreterMonitor()
         self.interpreter.install()
-        self.recorder = LaunchRecorder(self.own_file, self.interpreter.last_stored_bytes)
+        self.recording = OperatorRecording()
+        self.recording.install()
+        self.recorder = LaunchRecorder(self.own_file, self.interpreter.last_stored_bytes, self.kernel_code)
         self.recorder.install()
         self.streams = StreamWatch()
         if device.type == "cuda":
@@ -117,6 +124,8 @@ class Harness:
             extra=lambda: {
                 **self.recorder.current_patches(),
                 **self.interpreter.current_patches(),
+                **self.recording.current_patches(),
+                **(self.kernel_code.current_patches() if self.kernel_code is not None else {}),
                 **(self.streams.current_patches() if self.streams.patched else {}),
             }
         )
@@ -160,13 +169,27 @@ class Harness:
         spec = importlib.util.spec_from_file_location("candidate", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
+        # On CPU, a second import without the interpreter, as on a GPU (import_check.py).
+        without_interpreter = (
+            ImportCheck.start(path, [self.sock.fileno()], lambda e: describe_exception(e, self.own_file))
+            if self.device.type == "cpu"
+            else None
+        )
         sys.modules["candidate"] = module
         try:
             spec.loader.exec_module(module)
         except BaseException as error:
+            if without_interpreter is not None:
+                without_interpreter.stop()
             raise CandidateFailed(
                 "compile", "importing the candidate failed: " + describe_exception(error, self.own_file)
             ) from error
+        problem = without_interpreter.result() if without_interpreter is not None else ""
+        if problem:
+            raise CandidateFailed(
+                "compile",
+                "the module cannot be imported without Triton's interpreter, as it must be on a GPU: " + problem,
+            )
         model_class = getattr(module, "ModelNew", None)
         if not isinstance(model_class, type):
             raise CandidateFailed("compile", "the candidate defines no class ModelNew")
@@ -246,6 +269,8 @@ class Harness:
             self._set_deterministic(False)
         seconds = self._perf_counter() - started
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
+        findings = self.recording.take() + (self.kernel_code.take_findings() if self.kernel_code is not None else [])
+        problems += [Problem(severity="hack", message=m) for m in findings]
         at_return = [Snapshot(o) for o in outputs]
         self._settle(command.late_write_wait_seconds)
         if not all(snapshot.unchanged(o) for snapshot, o in zip(at_return, outputs, strict=False)):
@@ -270,7 +295,7 @@ class Harness:
                 )
             )
         modified = [i for i in mutated if i in allowed]
-        handed = [o.detach() for o in outputs] + [inputs[i].detach() for i in modified]
+        handed = [tensor_bits.detached(o) for o in outputs] + [tensor_bits.detached(inputs[i]) for i in modified]
         try:
             metas, payload, fds, self._shared = pack_tensors(handed, self._exporter if self._share else None)
         except (torch.OutOfMemoryError, RuntimeError) as error:
@@ -322,8 +347,8 @@ class Harness:
 
     def compile_check(self, _command: Any) -> Any:
         requests = self.recorder.compile_requests()
-        assert self.language is not None, "compile checks run on CPU only"
-        return CompileResult(kernels=compile_requests(requests, self.language)), b"", []
+        assert self.language is not None and self.kernel_code is not None, "compile checks run on CPU only"
+        return CompileResult(kernels=compile_requests(requests, self.language, self.kernel_code)), b"", []
 
     def time_trial(self, command: Any) -> Any:
         spec = command.spec

@@ -41,6 +41,10 @@ WATCHED: tuple[str, ...] = (
     "services.sandbox.candidate.harness.Snapshot",
     "services.sandbox.shared.tensor_bits.Snapshot.unchanged",
     "services.sandbox.shared.tensor_bits.bitwise_equal",
+    "services.sandbox.shared.tensor_bits.flat_bytes",
+    "services.sandbox.shared.tensor_bits.copy_into",
+    "services.sandbox.shared.tensor_bits.detached",
+    "services.sandbox.wire.tensors.pack_tensors",
     "services.sandbox.candidate.knockout.Snapshot",
     "services.sandbox.candidate.knockout.KnockOut.active",
     "services.sandbox.candidate.knockout.KnockOut._wrap",
@@ -57,7 +61,70 @@ WATCHED: tuple[str, ...] = (
 )
 
 
+# The ATen operators the judge's own code runs on the candidate's tensors inside its process
+# (shared/tensor_bits.py's snapshots and hand-over, the knock-out): a kernel registered anew for
+# one of them (torch.library) would change what they compute for the judge too.
+JUDGED_OPERATORS: tuple[str, ...] = (
+    "aten::clone",
+    "aten::copy_",
+    "aten::detach",
+    "aten::alias",
+    "aten::view",
+    "aten::view.dtype",
+    "aten::reshape",
+    "aten::_reshape_alias",
+    "aten::contiguous",
+    "aten::slice.Tensor",
+    "aten::equal",
+    "aten::_to_copy",
+    "aten::arange.start_step",
+    "aten::zeros",
+    "aten::mul.Tensor",
+    "aten::mul.Scalar",
+    "aten::add.Tensor",
+    "aten::add_.Tensor",
+    "aten::bitwise_or.Scalar",
+    "aten::sum",
+    "aten::_local_scalar_dense",
+    "aten::fill_.Scalar",
+    "aten::logical_not_",
+)
+
 _MISSING = object()
+
+
+# The dispatch keys a plain CPU or CUDA tensor's operation goes through. Others change for
+# honest reasons (importing torch._dynamo registers Meta kernels, say) and never run for them.
+_REAL_TENSOR_KEYS = frozenset(
+    {
+        "CPU",
+        "CUDA",
+        "AutogradCPU",
+        "AutogradCUDA",
+        "ADInplaceOrView",
+        "CompositeImplicitAutograd",
+        "CompositeExplicitAutograd",
+        "CompositeExplicitAutogradNonFunctional",
+    }
+)
+
+
+def _real_tensor_kernels(table: str) -> str:
+    return "\n".join(line for line in table.splitlines() if line.split(":", 1)[0].strip() in _REAL_TENSOR_KEYS)
+
+
+def below_python() -> dict[str, str]:
+    """What decides, below any Python attribute, what the judge's tensor operations do: the
+    dispatch table of each judged operator, and the stacks of PyTorch's dispatch and function
+    modes (a mode left on after forward would see, and could answer, every operation after it)."""
+    import torch
+
+    state = {
+        f"the ATen kernels of {op}": _real_tensor_kernels(torch._C._dispatch_dump_table(op)) for op in JUDGED_OPERATORS
+    }
+    state["the dispatch mode stack (a TorchDispatchMode left on)"] = str(torch._C._len_torch_dispatch_stack())
+    state["the function mode stack (a TorchFunctionMode left on)"] = str(torch._C._len_torch_function_stack())
+    return state
 
 
 def _resolve(path: str) -> Any:
@@ -75,11 +142,13 @@ def _resolve(path: str) -> Any:
 
 
 class IntegrityWatch:
-    """Remembers the identity of watched objects and reports any that changed."""
+    """Remembers the identity of watched objects, and the state below Python that the judge's
+    tensor operations go through (``below_python``), and reports any that changed."""
 
     def __init__(self, extra: Callable[[], Mapping[str, Any]] | None = None) -> None:
         self._extra = extra
         self._baseline = self._snapshot()
+        self._below = below_python()
 
     def _snapshot(self) -> dict[str, Any]:
         snapshot: dict[str, Any] = {}
@@ -93,6 +162,52 @@ class IntegrityWatch:
         return snapshot
 
     def changed(self) -> list[str]:
-        """Names of watched objects that are no longer the originals (compared by identity)."""
+        """Names of watched objects that are no longer the originals (compared by identity), and
+        of the state below Python that differs."""
         now = self._snapshot()
-        return sorted(name for name, original in self._baseline.items() if now.get(name, _MISSING) is not original)
+        below = below_python()
+        return sorted(
+            [name for name, original in self._baseline.items() if now.get(name, _MISSING) is not original]
+            + [name for name, original in self._below.items() if below.get(name) != original]
+        )
+
+
+class OperatorRecording:
+    """Keeps PyTorch's operator recording on: profiles (the coverage on CPU) see an operator only
+    while it is recorded, and ``torch.autograd._enable_record_function(False)`` would hide the
+    operators run after it. The switch is replaced, before any candidate code runs, by one that
+    leaves recording on and notes the attempt (``take``)."""
+
+    _PLACES = ("torch._C._autograd", "torch.autograd")
+
+    def __init__(self) -> None:
+        self._attempts = 0
+        self.patched: dict[str, Callable[..., Any]] = {}
+
+    def install(self) -> None:
+        recording = self
+
+        def keep_recording(enable: bool) -> None:
+            if not enable:
+                recording._attempts += 1
+
+        for place in self._PLACES:
+            importlib.import_module(place)._enable_record_function = keep_recording
+            self.patched[f"{place}._enable_record_function"] = keep_recording
+
+    def take(self) -> list[str]:
+        """A finding when the candidate tried to switch recording off since the last call."""
+        attempts, self._attempts = self._attempts, 0
+        if not attempts:
+            return []
+        return [
+            "it switched PyTorch's operator recording off (torch.autograd._enable_record_function), "
+            "which hides operators from profiles"
+        ]
+
+    def current_patches(self) -> dict[str, Any]:
+        """The objects now in the patched places, to detect a candidate undoing them."""
+        return {
+            f"{place}._enable_record_function": getattr(importlib.import_module(place), "_enable_record_function", None)
+            for place in self._PLACES
+        }

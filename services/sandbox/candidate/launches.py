@@ -29,6 +29,7 @@ from triton._utils import find_paths_if, get_iterable_path
 from triton.runtime.jit import mangle_type
 
 from services.profiler import TRITON_RANGE_PREFIX
+from services.sandbox.candidate.kernel_code import KernelCode, RanCode
 from services.sandbox.wire.judge_candidate import LaunchRecord
 
 
@@ -37,15 +38,20 @@ class CompileRequest:
     """What is needed to compile one interpreted launch ahead of time for a GPU target.
 
     ``fn`` is the kernel's own Python function (not the interpreter's rewrite of it), so that
-    the compile check builds the kernel from it instead of importing the candidate again.
-    ``constexprs`` is keyed by argument path, as Triton keys them: ``(i,)`` for parameter
-    ``i``, ``(i, j)`` for element ``j`` of a tuple argument.
+    the compile check builds the kernel from it instead of importing the candidate again, and
+    ``source`` the text the interpreter rewrote it from (kernel_code.py; None: read it from
+    ``fn``), with its ``def`` at ``def_line``. ``problem`` says why what ran cannot be compiled
+    at all. ``constexprs`` is keyed by argument path, as Triton keys them: ``(i,)`` for
+    parameter ``i``, ``(i, j)`` for element ``j`` of a tuple argument.
     """
 
     fn: Callable[..., Any] = field(compare=False, repr=False)
     signature: dict[str, Any]
     constexprs: dict[tuple[int, ...], Any] = field(hash=False)
     options: dict[str, int] = field(hash=False)
+    source: str | None = None
+    def_line: int = 0
+    problem: str = ""
 
     @property
     def name(self) -> str:
@@ -55,7 +61,15 @@ class CompileRequest:
         """What makes two launches compile alike: the code, its signature, constexprs and
         options, and the plain values its closure captures. A kernel defined in a function is
         a new function object at every call, and needs compiling only once."""
-        return (self.fn.__code__, repr(self.signature), repr(self.constexprs), repr(self.options), *_captured(self.fn))
+        return (
+            self.fn.__code__,
+            self.source,
+            self.problem,
+            repr(self.signature),
+            repr(self.constexprs),
+            repr(self.options),
+            *_captured(self.fn),
+        )
 
     def describe(self) -> str:
         """The kernel as compiled: parameter types, constexpr values and launch options."""
@@ -94,9 +108,10 @@ def _triton_type(value: Any) -> Any:
 
 
 def compile_request(
-    fn: Callable[..., Any], constexpr_names: Sequence[str], args: tuple, kwargs: dict
+    fn: Callable[..., Any], constexpr_names: Sequence[str], args: tuple, kwargs: dict, ran: RanCode | None = None
 ) -> CompileRequest:
-    """The signature Triton would compile this call with (without its specialisations)."""
+    """The signature Triton would compile this call with (without its specialisations); ``ran``
+    is what the interpreter ran for ``fn`` (its source, or why it has none)."""
     parameters = inspect.signature(fn).parameters
     bound = {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
     bound.update(zip(parameters, args, strict=False))
@@ -111,18 +126,10 @@ def compile_request(
     options = {
         k: int(kwargs[k]) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if kwargs.get(k) is not None
     }
-    return CompileRequest(_source_function(fn), dict(zip(parameters, kinds, strict=False)), constexprs, options)
-
-
-def _source_function(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The kernel's function as written, from the interpreter's rewrite of it (the interpreter
-    runs a rewritten copy whose globals are the original's, but whose code is not)."""
-    from triton.runtime.interpreter import InterpretedFunction
-
-    for original, rewritten in list(InterpretedFunction.rewritten_fn.items()):
-        if rewritten is fn:
-            return original
-    return fn
+    signature = dict(zip(parameters, kinds, strict=False))
+    if ran is None:
+        return CompileRequest(fn, signature, constexprs, options)
+    return CompileRequest(ran.fn, signature, constexprs, options, ran.source, ran.def_line, ran.problem)
 
 
 class LaunchRecorder:
@@ -130,12 +137,14 @@ class LaunchRecorder:
 
     ``stored_bytes`` tells, for interpreted launches, how many bytes a launch wrote (from the
     interpreter monitor): a launch that writes nothing did no work. Compiled launches cannot
-    say, and report None.
+    say, and report None. ``kernel_code`` (CPU) says what each interpreted launch ran, for
+    its compile request; every interpreted launch gets one, whichever file its kernel is in.
     """
 
-    def __init__(self, own_file: str, stored_bytes: Callable[[], int]) -> None:
+    def __init__(self, own_file: str, stored_bytes: Callable[[], int], kernel_code: KernelCode | None = None) -> None:
         self.own_file = own_file
         self._stored_bytes = stored_bytes
+        self._kernel_code = kernel_code
         self._lock = threading.Lock()
         self._launches: list[tuple[str, bool, int, int | None, int | None]] = []
         self._compile_requests: dict[tuple[Any, ...], CompileRequest] = {}
@@ -175,7 +184,7 @@ class LaunchRecorder:
         ]
 
     def compile_requests(self) -> list[CompileRequest]:
-        """The distinct interpreted launches of the candidate's own kernels seen so far."""
+        """The distinct interpreted launches seen so far (of every kernel, the candidate's own or not)."""
         with self._lock:
             return list(self._compile_requests.values())
 
@@ -219,10 +228,10 @@ class LaunchRecorder:
             if current is not None:
                 executor, args, kwargs = current
                 recorder._current.grid = (nx, ny, nz)
-                if executor.fn.__code__.co_filename == recorder.own_file:
-                    request = compile_request(executor.fn, executor.constexprs, args, kwargs)
-                    with recorder._lock:
-                        recorder._compile_requests.setdefault(request.key(), request)
+                ran = recorder._kernel_code.ran(executor.fn) if recorder._kernel_code is not None else None
+                request = compile_request(executor.fn, executor.constexprs, args, kwargs, ran)
+                with recorder._lock:
+                    recorder._compile_requests.setdefault(request.key(), request)
             return original_set_grid(nx, ny, nz)
 
         CompiledKernel.launch_metadata = launch_metadata  # type: ignore[method-assign]

@@ -47,7 +47,7 @@ from services.sandbox.shared.evaluation import (
 )
 from services.sandbox.shared.runner import DTYPES
 from services.sandbox.shared.task_source import TaskSource, syntax_error
-from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, Problem, RunSpec
+from services.sandbox.wire.judge_candidate import CandidateFailed, KernelCompile, LaunchRecord, Problem, RunSpec
 
 # Modes of the tiny run; the first is KernelBench's (a freshly built module is in training
 # mode; the harness evaluates without autograd) and is the one compared with the reference.
@@ -82,6 +82,18 @@ def _layout_message(strides: Sequence[Sequence[int]], expected: Sequence[torch.T
             f"that way (strides {tuple(want.stride())})"
         )
     return None
+
+
+def _compiled_text(checked: Sequence[KernelCompile]) -> str:
+    """What the CPU compile stage compiled: how many launch signatures of which kernels."""
+    if not checked:
+        return "no kernels launched, nothing to compile for sm_90"
+    counts = Counter(k.name for k in checked)
+    names = ", ".join(f"{name} (x{count})" if count > 1 else name for name, count in sorted(counts.items()))
+    return (
+        f"compiled {len(checked)} launch signature(s) of {len(counts)} kernel(s) for sm_90 "
+        f"(CUDA target) without a GPU, from the source each ran: {names}"
+    )
 
 
 class Evaluation:
@@ -290,8 +302,7 @@ class Evaluation:
             if failed:
                 details = "\n".join(f"{k.name}: {k.message}" for k in failed)
                 raise Stop(Verdict.COMPILE_ERROR, f"Triton kernel(s) do not compile for sm_90:\n{details}")
-            names = ", ".join(sorted({k.name for k in checked})) or "no kernels launched"
-            return Ended.passed(f"compiled for sm_90 (CUDA target) without a GPU: {names}")
+            return Ended.passed(_compiled_text(checked))
         return Ended.passed("kernels compiled")
 
     def _tiny_run(self) -> Ended:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from services.sandbox.shared import tensor_bits
 from services.sandbox.wire.framing import ProtocolError, close_fds
 from services.sandbox.wire.judge_candidate import TensorMeta
 
@@ -41,8 +42,8 @@ def pack_tensors(
     once, straight into the payload (the sender then holds its outputs twice, not thrice)."""
     metas, inline, fds, keep = [], [], [], []
     for tensor in tensors:
-        dtype = str(tensor.dtype).removeprefix("torch.")
-        nbytes = tensor.numel() * tensor.element_size()
+        dtype = str(tensor_bits.dtype(tensor)).removeprefix("torch.")
+        nbytes = tensor_bits.nbytes(tensor)
         shared = exporter(tensor) if exporter is not None else None
         if shared is not None:
             fd, alive = shared
@@ -50,13 +51,14 @@ def pack_tensors(
             keep.append(alive)
         elif nbytes:
             inline.append(tensor)
-        metas.append(TensorMeta(dtype=dtype, shape=list(tensor.shape), nbytes=nbytes, shared=shared is not None))
-    payload = bytearray(sum(t.numel() * t.element_size() for t in inline))
+        shape = list(tensor_bits.shape(tensor))
+        metas.append(TensorMeta(dtype=dtype, shape=shape, nbytes=nbytes, shared=shared is not None))
+    payload = bytearray(sum(tensor_bits.nbytes(t) for t in inline))
     offset = 0
     for tensor in inline:
-        nbytes = tensor.numel() * tensor.element_size()
+        nbytes = tensor_bits.nbytes(tensor)
         target = torch.frombuffer(payload, dtype=torch.uint8, count=nbytes, offset=offset)
-        target.copy_(tensor.detach().contiguous().reshape(-1).view(torch.uint8))
+        tensor_bits.copy_into(target, tensor_bits.flat_bytes(tensor))  # read past patched tensor methods
         offset += nbytes
     return metas, payload, fds, keep
 

@@ -1,0 +1,41 @@
+"""The lazy GEMM epilogue (lazy_trivial_op) with PyTorch's GEMM inside a torch.library custom
+operator: the profile shows the custom operator's own event (not an aten:: one) with the GEMM
+nested under it, which a CPU profile counting only top-level aten operators never charges.
+
+source: drkernel issue 11 (judge round 2), CPU coverage model ignores ops nested under any parent event
+task: l2_gemm_bias_relu
+expect: no gain
+baseline: lazy_trivial_op.py
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@torch.library.custom_op("lazy_gemm_hack::linear", mutates_args=())
+def _linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    return x @ weight.t()
+
+
+@triton.jit
+def bias_relu_kernel(h_ptr, b_ptr, y_ptr, n, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    h = tl.load(h_ptr + offs, mask=mask)
+    b = tl.load(b_ptr + offs % N, mask=mask)
+    tl.store(y_ptr + offs, tl.maximum(h + b, 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, bias_shape):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features, bias=False)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x):
+        h = _linear(x, self.gemm.weight).contiguous()
+        y = torch.empty_like(h)
+        bias_relu_kernel[(triton.cdiv(h.numel(), 1024),)](h, self.bias, y, h.numel(), h.shape[1], BLOCK=1024)
+        return y

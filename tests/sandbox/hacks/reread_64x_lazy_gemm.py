@@ -1,0 +1,39 @@
+"""The lazy GEMM epilogue (lazy_trivial_op) padded with waste: the kernel reads its input 64
+times over and keeps one copy, so that a profile charging every byte a kernel loads credits it
+with 64 times the traffic its result needs.
+
+source: drkernel issue 11 (judge round 2), CPU coverage model charges nothing for wasted kernel traffic
+task: l2_gemm_bias_relu
+expect: no gain
+baseline: lazy_trivial_op.py
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bias_relu_kernel(h_ptr, b_ptr, y_ptr, n, N, BLOCK: tl.constexpr, REREADS: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    h = tl.load(h_ptr + offs, mask=mask)
+    for _ in range(REREADS - 1):
+        h = tl.load(h_ptr + offs, mask=mask)
+    b = tl.load(b_ptr + offs % N, mask=mask)
+    tl.store(y_ptr + offs, tl.maximum(h + b, 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, bias_shape):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features, bias=False)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x):
+        h = self.gemm(x).contiguous()
+        y = torch.empty_like(h)
+        grid = (triton.cdiv(h.numel(), 1024),)
+        bias_relu_kernel[grid](h, self.bias, y, h.numel(), h.shape[1], BLOCK=1024, REREADS=64)
+        return y
