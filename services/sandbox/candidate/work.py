@@ -103,8 +103,8 @@ def _is_constant(tensor: torch.Tensor, count: int) -> bool:
     """A float tensor (enough of it changed) that now holds one value throughout."""
     if count < MIN_ELEMENTS or not tensor.is_floating_point():
         return False
-    values = _view(_reshape(tensor, (-1,)), _BITS[tensor.element_size()])
-    return bool(_all(_eq(values, values[0])))
+    values = _reshape(tensor, (-1,))
+    return bool(_all(_eq(values, values[0])))  # by value: -0.0 is 0.0
 
 
 def _is_copy(tensor: torch.Tensor, count: int, sources: list[torch.Tensor]) -> bool:
