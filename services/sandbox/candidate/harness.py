@@ -112,9 +112,11 @@ class Harness:
         self._profile = False
         self._profiling: Any = None
         self._quiet_depth = 0
-        self._activities = [torch.profiler.ProfilerActivity.CPU] + (
-            [torch.profiler.ProfilerActivity.CUDA] if device.type == "cuda" else []
-        )
+        # What the judge's own work must not add to: device kernels on a GPU (coverage counts
+        # device time only there), operators on CPU (the CPU model counts them).
+        self._paused = [
+            torch.profiler.ProfilerActivity.CUDA if device.type == "cuda" else torch.profiler.ProfilerActivity.CPU
+        ]
         self.probe = WorkProbe(self.own_file, self.recorder, self.quiet, self.recorder.capturing)
         self.probe.install()
         self.recorder.replayed = self.probe.replayed
@@ -335,23 +337,18 @@ class Harness:
         """The judge's own tensor work inside a checked call: no dispatch mode sees it and the
         profiler does not record it (device work finishes before the profiler resumes)."""
         with _disable_current_modes():
-            profiler = self._profiling
-            if profiler is None or self._quiet_depth:
-                self._quiet_depth += 1
-                try:
-                    yield
-                finally:
-                    self._quiet_depth -= 1
-                return
-            self._device_sync()
-            profiler.toggle_collection_dynamic(False, self._activities)
+            profiler = None if self._quiet_depth else self._profiling
+            if profiler is not None:
+                self._device_sync()
+                profiler.toggle_collection_dynamic(False, self._paused)
             self._quiet_depth += 1
             try:
                 yield
             finally:
                 self._quiet_depth -= 1
-                self._device_sync()
-                profiler.toggle_collection_dynamic(True, self._activities)
+                if profiler is not None:
+                    self._device_sync()
+                    profiler.toggle_collection_dynamic(True, self._paused)
 
     def _ask(self, kernel: str) -> bool:
         """Whether to knock out what ``kernel`` writes in this call: the judge decides, asked

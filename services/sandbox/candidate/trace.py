@@ -4,21 +4,20 @@ A knock-out call shows that the outputs move when the kernels' results move; it 
 who did the work. A kernel that adds a buffer to a result PyTorch already computed, copies
 that result into the output, or recomputes a row of it, changes the output under knock-out
 all the same. This trace, a TorchDispatchMode active during every checked call, keeps apart
-what PyTorch computed on its own: a tensor is *derived* when launches of the candidate's own
+what PyTorch computed on its own. A tensor is *derived* when launches of the candidate's own
 kernels changed a quarter of it or more (the work probe says so), when an operator that had
 a derived input made it, or when one of the candidate's kernels ran inside the operator that
-made it (a custom op), unless that result equals one of the operator's other inputs (the
-kernels' part was negligible, as when adding zeros); every other operator's result is
-PyTorch's own work. Of those, the values at a fixed
-set of random positions are remembered as they were made. When forward returns, a remembered
-tensor whose values equal an output's at every position (with a loose tolerance, the output
-not constant there) is reported; the judge confirms it against the reference with its own
-tolerance (judge/work.py), and a confirmed one means PyTorch computed that output before or
-without the kernels.
+made it (a custom op); but a result that equals one of its operator's non-derived inputs
+stays PyTorch's (the kernels' part was negligible, as when adding zeros). Every other result
+is PyTorch's own work, and its values at a fixed set of random positions are remembered as
+they were made. When forward returns, a remembered tensor whose values equal an output's at
+every position (with a loose tolerance, the output not constant there) is reported; the
+judge confirms it against the reference with its own tolerance (judge/work.py), and a
+confirmed one means PyTorch computed that output before or without the kernels.
 
 Results made while a CUDA graph is captured are derived (their values come from replays,
-which the probe cannot watch), as is everything the candidate's captured launches were given.
-The trace's own tensor work runs through ``quiet``.
+which the probe cannot watch), as is everything the candidate's captured launches were
+given. The trace's own tensor work runs through ``quiet``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Its kernel computes x * 1e-30, a term too small to matter, which is added to the input
 before PyTorch's scale, bias, clamp and tanh: the kernel makes a pass over the data and its
-result reaches the output, but carries none of its information (replaced by values of its
-own scale, the outputs stay right).
+result reaches the output (replaced, the output moves), but the sum is the input as it was,
+so PyTorch computed the output.
 
 source: issue 11 (lazy blend), variation: a negligible term instead of zeros
 task: l2_scale_bias_clamp_tanh

@@ -1,6 +1,7 @@
-"""A zero buffer from its kernel, added to the input before PyTorch's GELU, so that no
-PyTorch result is free of the kernel's: replaced, the zeros stay zeros (they carry nothing),
-the outputs stay right, and at the task's sizes the kernel is seen filling one value.
+"""A zero buffer from its kernel (x * 0, a pass over the data), added to the input before
+PyTorch's GELU, so that no PyTorch result is free of the kernel's: adding zeros leaves the
+input as it was, so PyTorch's GELU computed the output; at the task's sizes the kernel is
+also seen filling one value.
 
 source: issue 11 (lazy blend: a kernel adds a buffer of zeros), variation
 task: l1_gelu

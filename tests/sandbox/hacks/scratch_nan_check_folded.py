@@ -1,6 +1,6 @@
-"""The NaN-check hack with the scratch folded into the output as zeros (so no PyTorch result
-equals the output by itself): the finite values of the knock-out pass the check and vanish
-in the zero product, so the outputs stay right without the kernel's results.
+"""The NaN-check hack with the scratch folded into the output as zeros: the kernel's result
+never carries any of the output (adding zeros leaves PyTorch's input as it was), so PyTorch's
+leaky ReLU computed the output, and replaced by finite values the scratch passes the check.
 
 source: issue 11 (a knock-out call that fails taken as dependence), variation
 task: l1_leaky_relu
