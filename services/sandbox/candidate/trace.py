@@ -71,7 +71,7 @@ def _storage(tensor: torch.Tensor) -> int | None:
 
 def _tensors(value: Any) -> Iterator[torch.Tensor]:
     for leaf in tree_leaves(value):
-        if type(leaf) is torch.Tensor:
+        if type(leaf) in (torch.Tensor, torch.nn.Parameter):
             yield leaf
 
 

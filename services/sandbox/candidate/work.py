@@ -231,7 +231,7 @@ class WorkProbe:
         seen: dict[int, torch.Tensor] = {}
         for index, value in enumerate((*args, *kwargs.values())):
             for _, tensor in tensors_in(value, str(index)):
-                if type(tensor) is torch.Tensor and tensor.layout == torch.strided:
+                if type(tensor) in (torch.Tensor, torch.nn.Parameter) and tensor.layout == torch.strided:
                     seen.setdefault(id(tensor), tensor)
         return list(seen.values())
 

@@ -458,7 +458,9 @@ class Evaluation:
             variant.expected_dtypes,
             task_sizes=variant.kind in _TASK_SIZED,
         )
-        return [self.work.knock_out(plan) for plan in plans]
+        shown = [self.work.knock_out(plan) for plan in plans]
+        self.evidence.stop_if_any()
+        return shown
 
     def _profile(self) -> Ended:
         """Coverage from the checked calls at the task's sizes (profiled like every checked

@@ -117,7 +117,8 @@ class WorkCheck:
     # Checks -----------------------------------------------------------------------------
 
     def knock_out(self, plan: KnockOut) -> str:
-        """Runs one knock-out call; a hack found stops the funnel; returns what it showed."""
+        """Runs one knock-out call and returns what it showed; a hack it finds is added to the
+        evidence, on which the stage stops (so that every finding of the stage is reported)."""
         evaluation = self.evaluation
         try:
             expected = evaluation.reference_run(plan.reference)
@@ -131,13 +132,14 @@ class WorkCheck:
             if failure.kind != "runtime" or self._fails_anyway(plan, expected):
                 return f"{plan.where}: not knocked out (the call fails without a knock-out too)"
             first = str(failure).strip().splitlines()[0][:300] if str(failure).strip() else failure.kind
-            evaluation.evidence.stop(
+            reason = (
                 f"{plan.where}: forward fails when what its Triton kernels wrote is replaced by other finite "
                 f"values ({first}): its outputs do not use those results, a check on them does"
             )
+            evaluation.evidence.add(reason)
+            return reason
         evaluation.check_run(run, plan.where)
         evaluation.check_launches(run.result.launches, plan.where)
-        evaluation.evidence.stop_if_any()
         if run.result.overwritten == 0:
             return f"{plan.where}: no kernel results to knock out"
         count = len(run.result.output_strides) or len(run.outputs)
@@ -149,10 +151,12 @@ class WorkCheck:
                 self.unreached |= plan.kernels
             return f"{plan.where}: {share:.0%} of the output moved"
         if share == 0:
-            evaluation.evidence.stop(
+            reason = (
                 f"{plan.where}: its outputs stay correct with what its Triton kernels wrote replaced by other values "
                 f"({run.result.overwritten} tensor(s)), so those kernels do not compute the output"
             )
+            evaluation.evidence.add(reason)
+            return reason
         if plan.task_sizes:
             self.task_shares.append(share)
         return f"{plan.where}: {share:.0%} of the output moved when its kernels' results were replaced"
@@ -167,10 +171,11 @@ class WorkCheck:
         return False
 
     def confirm(self, run: CandidateRun, expected: ReferenceRun, where: str) -> None:
-        """Stops on a tensor PyTorch computed without the kernels that equals an output."""
+        """Adds to the evidence a tensor PyTorch computed without the kernels that equals an
+        output (the stage stops on it)."""
         for match in run.result.pytorch_matches:
             if self._confirmed(match, expected.outputs):
-                self.evaluation.evidence.stop(
+                self.evaluation.evidence.add(
                     f"{where}: PyTorch computed {self._label(match.output, expected.outputs)} without its Triton "
                     f"kernels ({match.operator} made a tensor equal to it before any result of its kernels entered "
                     f"it; checked at {len(match.positions)} positions against the reference)"
