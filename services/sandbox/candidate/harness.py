@@ -107,6 +107,7 @@ class Harness:
         self.streams = StreamWatch()
         if device.type == "cuda":
             self.streams.install()
+        self._device_sync = torch._C._cuda_synchronize if device.type == "cuda" else (lambda: None)
         # Checked calls: the profiler running around one (Load.profile), hidden from the
         # judge's own work inside it (quiet), the work probe and the PyTorch trace.
         self._profile = False
@@ -117,7 +118,7 @@ class Harness:
         self._paused = [
             torch.profiler.ProfilerActivity.CUDA if device.type == "cuda" else torch.profiler.ProfilerActivity.CPU
         ]
-        self.probe = WorkProbe(self.own_file, self.recorder, self.quiet, self.recorder.capturing)
+        self.probe = WorkProbe(self.own_file, self.recorder, self.quiet, self.recorder.capturing, self._device_sync)
         self.probe.install()
         self.recorder.replayed = self.probe.replayed
         self.trace = PyTorchTrace(lambda: self.probe.launches, self.quiet, self.recorder.capturing)
@@ -125,7 +126,6 @@ class Harness:
         self._sleep = time.sleep
         self._perf_counter = time.perf_counter
         self._set_deterministic = torch.use_deterministic_algorithms
-        self._device_sync = torch._C._cuda_synchronize if device.type == "cuda" else (lambda: None)
         # The first switch into deterministic mode loads code that re-wraps a few torch
         # functions; do it before the integrity baseline is taken.
         self._set_deterministic(True, warn_only=True)

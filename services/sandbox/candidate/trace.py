@@ -130,6 +130,8 @@ class PyTorchTrace(TorchDispatchMode):
         plain = self._plain_inputs(inputs) if from_kernels and graph is None else []
         result = func(*args, **kwargs)
         made = list(_tensors(result))
+        if any(_storage(t) in self._derived for t in made):  # it lives in the kernels' memory
+            from_kernels = True
         if graph is not None or self._own_launches() != launches:
             self.derive(made)
             if mutable:

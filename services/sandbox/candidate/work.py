@@ -35,6 +35,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from services.sandbox.candidate.bounds import tensors_in
 from services.sandbox.shared.tensor_bits import Snapshot, bitwise_equal
@@ -152,7 +153,8 @@ class WorkProbe:
 
     ``recorder`` is the LaunchRecorder (the probe annotates the launches it saw); ``quiet``
     hides the probe's own tensor work from dispatch modes and the profiler; ``capturing``
-    says which CUDA graph, if any, the current thread is capturing.
+    says which CUDA graph, if any, the current thread is capturing; ``sync`` waits for all
+    the device's work (a kernel may run on another stream).
     """
 
     def __init__(
@@ -161,11 +163,13 @@ class WorkProbe:
         recorder: Any,
         quiet: Callable[[], AbstractContextManager[None]],
         capturing: Callable[[], Any],
+        sync: Callable[[], None] = lambda: None,
     ) -> None:
         self.own_file = own_file
         self._recorder = recorder
         self._quiet = quiet
         self._capturing = capturing
+        self._sync = sync
         self._lock = threading.RLock()
         self._order: Callable[[str], bool] | None = None
         self._on_written: Callable[[list[tuple[torch.Tensor, int]]], None] = lambda _: None
@@ -245,11 +249,14 @@ class WorkProbe:
             return original(kernel, *args, **kwargs)
         with self._lock:
             with self._quiet():
+                self._sync()
                 before = [_Argument(t) for t in tensors]
             position = self._recorder.position()
-            result = original(kernel, *args, **kwargs)
+            with _disable_current_modes():  # the interpreter's own tensor work is not the candidate's
+                result = original(kernel, *args, **kwargs)
             name = getattr(kernel.fn, "__name__", "kernel")
             with self._quiet():
+                self._sync()
                 wrote, changed = self._classify(before)
                 del before
             self._recorder.annotate(position, wrote)
