@@ -261,7 +261,7 @@ class Harness:
         finally:
             self._set_deterministic(False)
         seconds = self._perf_counter() - started
-        matches = self.trace.matches(outputs)
+        matches, unseen = self.trace.matches(outputs), self.trace.unseen(outputs)
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
         at_return = [Snapshot(o) for o in outputs]
         self._settle(command.late_write_wait_seconds)
@@ -305,6 +305,7 @@ class Harness:
                 ProfiledKernel(name=k.name, launches=k.launches, time_us=k.time_us, own=k.name in own) for k in kernels
             ],
             pytorch_matches=matches,
+            unseen_outputs=unseen,
             output_strides=[list(o.stride()) for o in outputs],
             modified_inputs=modified,
         )

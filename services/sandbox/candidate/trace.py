@@ -90,12 +90,13 @@ class PyTorchTrace(TorchDispatchMode):
         self._capturing = capturing
         self._derived: set[int] = set()
         self._written: dict[int, list[int]] = {}  # storage -> [elements written, elements]
+        self._made: set[int] = set()  # storages of every operator's results
         self._samples: list[_Sample] = []
         self._positions: dict[tuple[int, torch.device], torch.Tensor] = {}
         self._generator: dict[torch.device, torch.Generator] = {}
 
     def begin(self) -> None:
-        self._derived, self._written, self._samples, self._positions = set(), {}, [], {}
+        self._derived, self._written, self._made, self._samples, self._positions = set(), {}, set(), [], {}
 
     def written(self, writes: Iterable[tuple[torch.Tensor, int]]) -> None:
         """Hears that the candidate's kernels changed ``count`` elements of each tensor: its
@@ -130,6 +131,7 @@ class PyTorchTrace(TorchDispatchMode):
         plain = self._plain_inputs(inputs) if from_kernels and graph is None else []
         result = func(*args, **kwargs)
         made = list(_tensors(result))
+        self._made.update(pointer for pointer in map(_storage, made) if pointer is not None)
         if any(_storage(t) in self._derived for t in made):  # it lives in the kernels' memory
             from_kernels = True
         if graph is not None or self._own_launches() != launches:
@@ -205,6 +207,20 @@ class PyTorchTrace(TorchDispatchMode):
     def _remember(self, operator: str, tensor: torch.Tensor) -> None:
         key, positions = self._key_positions(tensor)
         self._samples.append(_Sample(operator, key, _to(_take(tensor.detach(), positions), _float64)))
+
+    def unseen(self, outputs: list[Any]) -> list[int]:
+        """The outputs that neither the candidate's kernels nor any operator of this call
+        wrote: computed where the trace cannot see (another thread, NumPy) or not at all."""
+        return [
+            index
+            for index, output in enumerate(outputs)
+            if type(output) is torch.Tensor
+            and output.numel() > 0
+            and (pointer := _storage(output)) is not None
+            and pointer not in self._made
+            and pointer not in self._written
+            and pointer not in self._derived
+        ]
 
     def matches(self, outputs: list[Any]) -> list[PyTorchMatch]:
         """The remembered PyTorch results that equal an output at every sampled position."""

@@ -171,8 +171,14 @@ class WorkCheck:
         return False
 
     def confirm(self, run: CandidateRun, expected: ReferenceRun, where: str) -> None:
-        """Adds to the evidence a tensor PyTorch computed without the kernels that equals an
-        output (the stage stops on it)."""
+        """Adds to the evidence (the stage stops on it) an output that nothing the trace saw
+        wrote, and a tensor PyTorch computed without the kernels that equals an output."""
+        for index in run.result.unseen_outputs:
+            if index < len(expected.outputs):
+                self.evaluation.evidence.add(
+                    f"{where}: {self._label(index, expected.outputs)} was written neither by its Triton kernels nor by "
+                    "any PyTorch operator of its forward (computed out of sight, e.g. on another thread or in NumPy)"
+                )
         for match in run.result.pytorch_matches:
             if self._confirmed(match, expected.outputs):
                 self.evaluation.evidence.add(

@@ -217,6 +217,8 @@ class RunResult(Message):
     kernels: list[ProfiledKernel] = Field(default_factory=list, max_length=10_000)
     # tensors PyTorch computed without the candidate's kernels that equal an output
     pytorch_matches: list[PyTorchMatch] = Field(default_factory=list, max_length=64)
+    # outputs that neither its kernels nor any operator of forward wrote (candidate/trace.py)
+    unseen_outputs: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1024)
     # strides of each output as forward returned it (the payload is always contiguous)
     output_strides: list[list[int]] = Field(default_factory=list, max_length=1024)
     # positions of the mutable inputs it modified; their final values follow the outputs

@@ -1,7 +1,8 @@
-"""Honest for its first six forward calls (compile, four modes and the old knock-out call
-were the first six), then its kernel's result is thrown away and the output is PyTorch's,
-computed on a helper thread. Knock-out calls now come at random among the checked calls of
-every size.
+"""Honest for its first six forward calls (compile, four modes and the old knock-out call were
+the first six); after that its output is PyTorch's result, computed on a helper thread, with
+the kernel's result added and taken away again: the output is made from the kernel's result
+(as the trace of PyTorch operators sees it) but does not depend on it, which only a knock-
+out call shows. Knock-out calls now come at random among the checked calls of every size.
 
 source: issue 11 (knock-out at a fixed position); common "warm-up" detection
 task: l1_sum_dim
@@ -50,4 +51,4 @@ class ModelNew(nn.Module):
         sum_dim1_kernel[(b, d2)](x, out, d1, d2, BLOCK=triton.next_power_of_2(d1))
         if CALLS[0] <= 6:
             return out
-        return _in_thread(lambda t: torch.sum(t, dim=self.dim, keepdim=True), x)
+        return (_in_thread(lambda t: torch.sum(t, dim=self.dim, keepdim=True), x) + out) - out
