@@ -68,6 +68,7 @@ class Behaviour:
     knocked_out_share: float = 1.0  # of the output's elements that move when knocked out
     fails_when_knocked_out: bool = False  # a check on its kernels' results raises
     pytorch_result: float | None = None  # reports a PyTorch result this far from the output (trace)
+    unseen: bool = False  # reports an output nothing it traced wrote
     lost_at_run: bool = False
     exact_zeros: bool = False  # outputs of exactly 0 in place of the reference's
 
@@ -147,6 +148,7 @@ class FakeCandidate:
                 ProfiledKernel(name="aten::relu", launches=1, time_us=1.0, own=False),
             ],
             pytorch_matches=matches if self.behaviour.pytorch_result is not None and not knocked else [],
+            unseen_outputs=[0] if self.behaviour.unseen else [],
             output_strides=[list(t.stride()) for t in outputs],
         )
         return CandidateRun(outputs, result)
@@ -308,6 +310,13 @@ def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
             Stage.TINY_RUN,
             "PyTorch computed the output without its Triton kernels",
             id="pytorch-made-the-output",
+        ),
+        pytest.param(
+            Behaviour(unseen=True),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "written neither by its Triton kernels nor by any PyTorch operator",
+            id="output-made-out-of-sight",
         ),
         pytest.param(
             Behaviour(lost_at_run=True), Verdict.RUNTIME_ERROR, Stage.COMPILE, None, id="process-lost-mid-run"

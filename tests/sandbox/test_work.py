@@ -95,12 +95,15 @@ for name, (forward, knock_out) in module.SCENARIOS.items():
         "asked": asked,
         "knocked_out": probe.knocked_out,
         "matches": sorted({match.operator for match in trace.matches(outputs)}),
+        "unseen": trace.unseen(outputs),
         "right": bool(torch.allclose(outputs[0], module.expected(name), atol=1e-2, rtol=1e-2)),
     }
 print(json.dumps(results))
 """
 
 _CANDIDATE = """
+import threading
+
 import torch
 import triton
 import triton.language as tl
@@ -188,6 +191,16 @@ def custom_op():
     return [relu_op(X)]
 
 
+def thread_made():
+    y = torch.empty_like(X)
+    launch(relu_kernel, X, y)
+    box = []
+    worker = threading.Thread(target=lambda: box.append(torch.relu(X)))
+    worker.start()
+    worker.join()
+    return [box[0]]
+
+
 SCENARIOS = {
     "honest": (honest, False),
     "knocked_out": (twice_knocked_out, True),
@@ -197,6 +210,7 @@ SCENARIOS = {
     "adds_negligible": (adds_negligible, False),
     "derived": (derived, False),
     "custom_op": (custom_op, False),
+    "thread_made": (thread_made, False),
 }
 
 
@@ -224,6 +238,7 @@ def test_an_honest_kernel_wrote_data_and_pytorch_made_nothing_equal_to_the_outpu
         "asked": ["relu_kernel"],
         "knocked_out": 0,
         "matches": [],
+        "unseen": [],
         "right": True,
     }
 
@@ -253,3 +268,10 @@ def test_pytorch_results_equal_to_the_output_are_reported(scenarios: dict, scena
 def test_results_made_from_the_kernels_are_not_pytorchs(scenario: str, scenarios: dict) -> None:
     assert scenarios[scenario]["right"]
     assert scenarios[scenario]["matches"] == []
+
+
+def test_an_output_made_out_of_the_traces_sight_is_reported(scenarios: dict) -> None:
+    """PyTorch on another thread: no operator the trace saw and no kernel wrote the output."""
+    assert scenarios["thread_made"]["right"]
+    assert scenarios["thread_made"]["unseen"] == [0]
+    assert all(scenarios[name]["unseen"] == [] for name in ("derived", "custom_op", "copies", "adds_zeros"))
