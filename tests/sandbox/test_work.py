@@ -3,8 +3,9 @@ knock-out puts in its place (services/sandbox/candidate/work.py), and which PyTo
 the trace reports as equal to an output (services/sandbox/candidate/trace.py).
 
 The probe and trace patch Triton and push a dispatch mode process-wide, so the scenarios run
-in a subprocess set up as the harness sets up a candidate's process (on CPU, real Triton
-interpreter); replacement values are checked here.
+in a subprocess set up as the harness sets up a candidate's process: on CPU (the Triton
+interpreter) and, marked ``gpu``, on a GPU (compiled kernels through ``JITFunction.run``);
+replacement values are checked here.
 """
 
 from __future__ import annotations
@@ -65,13 +66,15 @@ from services.sandbox.candidate.launches import LaunchRecorder
 from services.sandbox.candidate.trace import PyTorchTrace
 from services.sandbox.candidate.work import WorkProbe
 
-path = sys.argv[1]
-cpu_support.install()
+path, device = sys.argv[1], sys.argv[2]
+if device == "cpu":
+    cpu_support.install()
 monitor = InterpreterMonitor()
 monitor.install()
 recorder = LaunchRecorder(path, monitor.last_stored_bytes)
 recorder.install()
-probe = WorkProbe(path, recorder, _disable_current_modes, recorder.capturing)
+sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+probe = WorkProbe(path, recorder, _disable_current_modes, recorder.capturing, sync)
 probe.install()
 trace = PyTorchTrace(lambda: probe.launches, _disable_current_modes, recorder.capturing)
 spec = importlib.util.spec_from_file_location("candidate", path)
@@ -102,6 +105,7 @@ print(json.dumps(results))
 """
 
 _CANDIDATE = """
+import os
 import threading
 
 import torch
@@ -109,7 +113,7 @@ import triton
 import triton.language as tl
 
 torch.manual_seed(0)
-X = torch.randn(8, 32)
+X = torch.randn(8, 32).to(os.environ["WORK_TEST_DEVICE"])
 
 
 @triton.jit
@@ -219,14 +223,33 @@ def expected(name):
 """
 
 
-@pytest.fixture(scope="module")
-def scenarios(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    directory = tmp_path_factory.mktemp("work")
+@pytest.fixture(
+    scope="module",
+    params=[
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")],
+        ),
+    ],
+)
+def scenarios(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    device = request.param
+    directory = tmp_path_factory.mktemp(f"work-{device}")
     path = directory / "candidate.py"
     path.write_text(textwrap.dedent(_CANDIDATE))
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORK_TEST_DEVICE": device}
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
     done = subprocess.run(
-        [sys.executable, "-c", _DRIVER, str(path)], capture_output=True, text=True, env=env, cwd=directory, timeout=300
+        [sys.executable, "-c", _DRIVER, str(path), device],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=directory,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -253,17 +253,14 @@ class Harness:
             raise CandidateFailed("resources", f"remembering the inputs ran out of device memory: {error}") from error
         self.recorder.take()
         self.trace.begin()
-        started = self._perf_counter()
         self._set_deterministic(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
         try:
-            outputs, kernels = self._checked_forward(model, inputs, spec)
+            outputs, at_return, seconds, kernels = self._checked_forward(model, inputs, spec)
         finally:
             self._set_deterministic(False)
-        seconds = self._perf_counter() - started
         matches, unseen = self.trace.matches(outputs), self.trace.unseen(outputs)
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
-        at_return = [Snapshot(o) for o in outputs]
         self._settle(command.late_write_wait_seconds)
         if not all(snapshot.unchanged(o) for snapshot, o in zip(at_return, outputs, strict=False)):
             problems.append(
@@ -311,24 +308,34 @@ class Harness:
         )
         return result, payload, fds
 
-    def _checked_forward(self, model: Any, inputs: list[Any], spec: Any) -> tuple[list[Any], list[KernelTime]]:
+    def _checked_forward(
+        self, model: Any, inputs: list[Any], spec: Any
+    ) -> tuple[list[Any], list[Snapshot], float, list[KernelTime]]:
         """One forward call with the work probe armed and the PyTorch trace on, under the
-        profiler when the evaluation profiles: every checked call alike, knock-out or not."""
+        profiler when the evaluation profiles: every checked call alike, knock-out or not.
+        The outputs are remembered the moment forward returns (a write after that is late),
+        before the profiler's own bookkeeping; the seconds are forward's own."""
         outputs: list[Any] = []
+        at_return: list[Snapshot] = []
+        seconds: list[float] = []
 
         def call() -> None:
+            started = self._perf_counter()
             with self.trace, self.probe.armed(self._ask, self.trace.written):
                 outputs.extend(self._forward(model, inputs, spec))
+            seconds.append(self._perf_counter() - started)
+            with self.quiet():
+                at_return.extend(Snapshot(o) for o in outputs)
 
         if not self._profile:
             call()
-            return outputs, []
+            return outputs, at_return, seconds[0], []
         self.interpreter.take_traffic()
         try:
             kernels = profile_calls(call, 1, self.device, self.interpreter.take_traffic, started=self._profiled)
         finally:
             self._profiling = None
-        return outputs, kernels
+        return outputs, at_return, seconds[0], kernels
 
     def _profiled(self, profiler: Any) -> None:
         self._profiling = profiler
