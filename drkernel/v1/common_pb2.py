@@ -24,17 +24,17 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x64rkernel/v1/common.proto\x12\x0b\x64rkernel.v1\"w\n\rKernelProfile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x63\x61lls\x18\x02 \x01(\x01\x12\x16\n\x0e\x64\x65vice_time_us\x18\x03 \x01(\x01\x12\x1b\n\x13mean_device_time_us\x18\x04 \x01(\x01\x12\x14\n\x0cis_candidate\x18\x05 \x01(\x08\"\xdc\x01\n\x0eProfileSummary\x12+\n\x07kernels\x18\x01 \x03(\x0b\x32\x1a.drkernel.v1.KernelProfile\x12\x1c\n\x14total_device_time_us\x18\x02 \x01(\x01\x12\x10\n\x08\x63overage\x18\x03 \x01(\x01\x12\x35\n\x11reference_kernels\x18\x04 \x03(\x0b\x32\x1a.drkernel.v1.KernelProfile\x12&\n\x1ereference_total_device_time_us\x18\x05 \x01(\x01\x12\x0e\n\x06method\x18\x06 \x01(\t*A\n\x06\x44\x65vice\x12\x16\n\x12\x44\x45VICE_UNSPECIFIED\x10\x00\x12\x0e\n\nDEVICE_CPU\x10\x01\x12\x0f\n\x0b\x44\x45VICE_CUDA\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x64rkernel/v1/common.proto\x12\x0b\x64rkernel.v1\"w\n\rKernelProfile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x63\x61lls\x18\x02 \x01(\x01\x12\x16\n\x0e\x64\x65vice_time_us\x18\x03 \x01(\x01\x12\x1b\n\x13mean_device_time_us\x18\x04 \x01(\x01\x12\x14\n\x0cis_candidate\x18\x05 \x01(\x08\"\xea\x01\n\x0eProfileSummary\x12+\n\x07kernels\x18\x01 \x03(\x0b\x32\x1a.drkernel.v1.KernelProfile\x12\x1c\n\x14total_device_time_us\x18\x02 \x01(\x01\x12\x10\n\x08\x63overage\x18\x03 \x01(\x01\x12\x35\n\x11reference_kernels\x18\x04 \x03(\x0b\x32\x1a.drkernel.v1.KernelProfile\x12&\n\x1ereference_total_device_time_us\x18\x05 \x01(\x01\x12\x0e\n\x06method\x18\x06 \x01(\t\x12\x0c\n\x04note\x18\x07 \x01(\t*A\n\x06\x44\x65vice\x12\x16\n\x12\x44\x45VICE_UNSPECIFIED\x10\x00\x12\x0e\n\nDEVICE_CPU\x10\x01\x12\x0f\n\x0b\x44\x45VICE_CUDA\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'drkernel.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_DEVICE']._serialized_start=385
-  _globals['_DEVICE']._serialized_end=450
+  _globals['_DEVICE']._serialized_start=399
+  _globals['_DEVICE']._serialized_end=464
   _globals['_KERNELPROFILE']._serialized_start=41
   _globals['_KERNELPROFILE']._serialized_end=160
   _globals['_PROFILESUMMARY']._serialized_start=163
-  _globals['_PROFILESUMMARY']._serialized_end=383
+  _globals['_PROFILESUMMARY']._serialized_end=397
 # @@protoc_insertion_point(module_scope)

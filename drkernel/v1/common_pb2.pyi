@@ -31,17 +31,19 @@ class KernelProfile(_message.Message):
     def __init__(self, name: _Optional[str] = ..., calls: _Optional[float] = ..., device_time_us: _Optional[float] = ..., mean_device_time_us: _Optional[float] = ..., is_candidate: _Optional[bool] = ...) -> None: ...
 
 class ProfileSummary(_message.Message):
-    __slots__ = ("kernels", "total_device_time_us", "coverage", "reference_kernels", "reference_total_device_time_us", "method")
+    __slots__ = ("kernels", "total_device_time_us", "coverage", "reference_kernels", "reference_total_device_time_us", "method", "note")
     KERNELS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_DEVICE_TIME_US_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_FIELD_NUMBER: _ClassVar[int]
     REFERENCE_KERNELS_FIELD_NUMBER: _ClassVar[int]
     REFERENCE_TOTAL_DEVICE_TIME_US_FIELD_NUMBER: _ClassVar[int]
     METHOD_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
     kernels: _containers.RepeatedCompositeFieldContainer[KernelProfile]
     total_device_time_us: float
     coverage: float
     reference_kernels: _containers.RepeatedCompositeFieldContainer[KernelProfile]
     reference_total_device_time_us: float
     method: str
-    def __init__(self, kernels: _Optional[_Iterable[_Union[KernelProfile, _Mapping]]] = ..., total_device_time_us: _Optional[float] = ..., coverage: _Optional[float] = ..., reference_kernels: _Optional[_Iterable[_Union[KernelProfile, _Mapping]]] = ..., reference_total_device_time_us: _Optional[float] = ..., method: _Optional[str] = ...) -> None: ...
+    note: str
+    def __init__(self, kernels: _Optional[_Iterable[_Union[KernelProfile, _Mapping]]] = ..., total_device_time_us: _Optional[float] = ..., coverage: _Optional[float] = ..., reference_kernels: _Optional[_Iterable[_Union[KernelProfile, _Mapping]]] = ..., reference_total_device_time_us: _Optional[float] = ..., method: _Optional[str] = ..., note: _Optional[str] = ...) -> None: ...

@@ -92,15 +92,22 @@ def modeled_us(moved_bytes: float, flops: float) -> float:
 
 
 def profile_calls(
-    run: Callable[[], Any], calls: int, device: torch.device, interpreted: Traffic | None = None
+    run: Callable[[], Any],
+    calls: int,
+    device: torch.device,
+    interpreted: Traffic | None = None,
+    started: Callable[[profile], Any] | None = None,
 ) -> list[KernelTime]:
     """Runs ``run`` ``calls`` times under the profiler and totals time per kernel name.
-    ``interpreted`` gives the traffic of interpreted Triton launches (CPU only)."""
+    ``interpreted`` gives the traffic of interpreted Triton launches (CPU only); ``started``
+    is handed the running profiler (to pause it around work that is not the calls')."""
     cuda = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     # On CPU, operators on threads other than the caller's count too.
     options: dict[str, Any] = {} if cuda else {"experimental_config": _ExperimentalConfig(profile_all_threads=True)}
     with profile(activities=activities, record_shapes=not cuda, with_flops=not cuda, **options) as prof:
+        if started is not None:
+            started(prof)
         for _ in range(calls):
             run()
         if cuda:

@@ -42,6 +42,7 @@ class ProfileSummary:
     reference_kernels: tuple[KernelProfile, ...]
     reference_total_device_time_us: float
     method: str
+    note: str = ""  # why coverage is less than the own kernels' share of device time
 
 
 def kernel_profiles(kernels: Sequence[KernelTime], own: Collection[str], calls: int) -> list[KernelProfile]:
@@ -97,6 +98,7 @@ def summary_proto(summary: ProfileSummary) -> common_pb2.ProfileSummary:
         reference_kernels=kernels(summary.reference_kernels),
         reference_total_device_time_us=summary.reference_total_device_time_us,
         method=summary.method,
+        note=summary.note,
     )
 
 
@@ -115,6 +117,7 @@ def summary_from_proto(message: common_pb2.ProfileSummary) -> ProfileSummary:
         reference_kernels=kernels(message.reference_kernels),
         reference_total_device_time_us=message.reference_total_device_time_us,
         method=message.method,
+        note=message.note,
     )
 
 
@@ -136,4 +139,6 @@ def bottleneck_text(summary: ProfileSummary) -> str:
     if others and summary.coverage < 0.8:
         heaviest = max(others, key=lambda k: k.device_time_us)
         text += f" Fuse the work of {heaviest.name} into your kernels to own the bottleneck."
+    if summary.note:
+        text += f" Coverage counts only work that reaches the output: {summary.note}."
     return text

@@ -255,9 +255,6 @@ class SandboxSettings(Section):
     max_output_bytes: int = Field(
         32 * 2**30, gt=0, description="Largest total output a candidate may hand back per run."
     )
-    profile_calls_cuda: int = Field(
-        3, ge=1, le=64, description="Forward calls profiled per evaluation on a GPU (1 on CPU)."
-    )
     judge_max_evaluations: int = Field(
         200, ge=1, description="A judge process is replaced after this many evaluations."
     )

@@ -10,6 +10,10 @@ that say which built-in task it is judged against and what the judge must conclu
     reason: <text>             HACKED: a hack_reasons entry must contain it
     error: <text>              otherwise: the response's error must contain it
     timing: on                 judge with the (CPU) timing stage too
+    coverage_below: <float>    CORRECT: its coverage must be below this (a lazy kernel)
+    coverage_above: <float>    CORRECT (legitimate corpus): its coverage must exceed this
+                               (default 0.9 there: honest kernels own the work)
+    feedback: <text>           the response's feedback must contain it
     source: <text>             where the pattern was published (hack corpus)
     needs: isolation           judge only where the sandbox is complete (``ISOLATED``)
     gap: <text>                the judge misses this today: the test is a strict xfail
@@ -34,7 +38,20 @@ from services.sandbox.server.isolation import Launcher
 from services.sandbox.settings import IsolationSettings
 from services.sandbox.tasks import builtin_task
 
-_KEYS = ("task", "expect", "reason", "error", "timing", "gap", "source", "baseline", "needs")
+_KEYS = (
+    "task",
+    "expect",
+    "reason",
+    "error",
+    "timing",
+    "gap",
+    "source",
+    "baseline",
+    "needs",
+    "coverage_below",
+    "coverage_above",
+    "feedback",
+)
 _IN_FLIGHT = 6  # more than the test server's workers, so none waits for the next request
 
 # Whether this host gives candidates the whole sandbox (bubblewrap namespaces, and root for a
@@ -57,6 +74,9 @@ class Candidate:
     gap: str = ""
     baseline: str = ""
     needs_isolation: bool = False
+    coverage_below: float | None = None
+    coverage_above: float | None = None
+    feedback: str = ""
 
     @property
     def name(self) -> str:
@@ -112,6 +132,9 @@ def declared(path: Path) -> Candidate:
         gap=fields.get("gap", ""),
         baseline=fields.get("baseline", ""),
         needs_isolation=fields.get("needs") == "isolation",
+        coverage_below=float(fields["coverage_below"]) if "coverage_below" in fields else None,
+        coverage_above=float(fields["coverage_above"]) if "coverage_above" in fields else None,
+        feedback=fields.get("feedback", ""),
     )
 
 
@@ -161,6 +184,12 @@ def describe(response: Outcome) -> str:
 def matches(candidate: Candidate, response: Outcome) -> bool:
     """Whether the response is what the candidate's docstring expects."""
     if isinstance(response, grpc.RpcError):
+        return False
+    if candidate.feedback not in response.feedback:
+        return False
+    if candidate.coverage_below is not None and not response.coverage < candidate.coverage_below:
+        return False
+    if candidate.coverage_above is not None and not response.coverage > candidate.coverage_above:
         return False
     if candidate.expect == "HACKED":
         return response.verdict == pb.VERDICT_HACKED and any(candidate.reason in r for r in response.hack_reasons)

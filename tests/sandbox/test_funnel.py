@@ -40,6 +40,8 @@ from services.sandbox.wire.judge_candidate import (
     LaunchRecord,
     Loaded,
     Problem,
+    ProfiledKernel,
+    PyTorchMatch,
     RunResult,
     RunSpec,
     TensorMeta,
@@ -48,7 +50,7 @@ from services.sandbox.wire.judge_candidate import (
 TASK_SOURCE = builtin_task("l1_relu").source()
 CANDIDATE_SOURCE = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
 KERNEL = "relu_kernel"
-OWN_LAUNCH = LaunchRecord(name=KERNEL, own=True, programs=4, stored_bytes=1024)
+OWN_LAUNCH = LaunchRecord(name=KERNEL, own=True, programs=4, stored_bytes=1024, wrote="data")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,10 @@ class Behaviour:
     launches: tuple[LaunchRecord, ...] = (OWN_LAUNCH,)
     problems: tuple[Problem, ...] = ()
     right_when_knocked_out: bool = False  # outputs that do not come from its kernels
+    knocked_out_share: float = 1.0  # of the output's elements that move when knocked out
+    fails_when_knocked_out: bool = False  # a check on its kernels' results raises
+    pytorch_result: float | None = None  # reports a PyTorch result this far from the output (trace)
+    unseen: bool = False  # reports an output nothing it traced wrote
     lost_at_run: bool = False
     exact_zeros: bool = False  # outputs of exactly 0 in place of the reference's
 
@@ -82,7 +88,13 @@ class FakeCandidate:
             raise CandidateLost("the process exited before it was ready")
 
     def load(
-        self, candidate_source: str, inputs_source: str, spec: RunSpec, meanwhile: Callable[[], None] = lambda: None
+        self,
+        candidate_source: str,
+        inputs_source: str,
+        spec: RunSpec,
+        meanwhile: Callable[[], None] = lambda: None,
+        *,
+        profile: bool = False,
     ) -> Loaded:
         self.calls.append("load")
         meanwhile()  # as the real client: the judge's reference runs while the candidate loads
@@ -95,20 +107,32 @@ class FakeCandidate:
         spec: RunSpec,
         late_write_wait_seconds: float,
         *,
-        knock_out: bool = False,
+        knock_out: Callable[[str], bool] = lambda _kernel: False,
         expected: list[torch.Tensor] | None = None,
         expected_dtypes: list[torch.dtype] | None = None,
         mutable_inputs: dict[int, torch.Tensor] | None = None,
     ) -> CandidateRun:
-        self.calls.append("knock-out run" if knock_out else "run")
         if self.behaviour.lost_at_run:
             raise CandidateLost("connection reset by peer")
         outputs = [t.clone() + self.behaviour.error for t in self.model.run(spec).outputs]
         if self.behaviour.exact_zeros:
             outputs = [torch.zeros_like(t) for t in outputs]
-        own_launches = any(launch.own for launch in self.behaviour.launches)
-        if knock_out and own_launches and not self.behaviour.right_when_knocked_out:
-            outputs = [torch.full_like(t, float("nan")) for t in outputs]
+        # as the harness: the judge is asked after the first launch of each own kernel
+        knocked = any(knock_out(launch.name) for launch in self.behaviour.launches if launch.own)
+        self.calls.append("knock-out run" if knocked else "run")
+        if knocked and self.behaviour.fails_when_knocked_out:
+            raise CandidateFailed("runtime", "RuntimeError: kernel disagrees with PyTorch")
+        if knocked and not self.behaviour.right_when_knocked_out:
+            for output in outputs:
+                output.view(-1)[: round(self.behaviour.knocked_out_share * output.numel())] += 1.0
+        matches = [
+            PyTorchMatch(
+                operator="aten.relu.default",
+                output=0,
+                positions=list(range(16)),
+                values=(outputs[0].reshape(-1)[:16] + (self.behaviour.pytorch_result or 0.0)).tolist(),
+            )
+        ]
         result = RunResult(
             outputs=[
                 TensorMeta(dtype=str(t.dtype).removeprefix("torch."), shape=list(t.shape), nbytes=t.nbytes)
@@ -118,7 +142,13 @@ class FakeCandidate:
             problems=list(self.behaviour.problems),
             tampered=[],
             seconds=0.001,
-            overwritten=1 if knock_out and own_launches else 0,
+            overwritten=1 if knocked else 0,
+            kernels=[
+                ProfiledKernel(name=KERNEL, launches=1, time_us=3.0, own=True),
+                ProfiledKernel(name="aten::relu", launches=1, time_us=1.0, own=False),
+            ],
+            pytorch_matches=matches if self.behaviour.pytorch_result is not None and not knocked else [],
+            unseen_outputs=[0] if self.behaviour.unseen else [],
             output_strides=[list(t.stride()) for t in outputs],
         )
         return CandidateRun(outputs, result)
@@ -129,9 +159,15 @@ class FakeCandidate:
 
 
 def judge(
-    tmp_path: Path, behaviour: Behaviour, candidate_source: str = CANDIDATE_SOURCE, task_source: str = TASK_SOURCE
+    tmp_path: Path,
+    behaviour: Behaviour,
+    candidate_source: str = CANDIDATE_SOURCE,
+    task_source: str = TASK_SOURCE,
+    *,
+    profile: bool = False,
 ) -> tuple[Judgement, FakeCandidate]:
-    """Judges the fake on a task (l1_relu by default) on CPU, timing and profile skipped."""
+    """Judges the fake on a task (l1_relu by default) on CPU, timing skipped (and the
+    profile, unless asked)."""
     settings = SandboxSettings(device="cpu", work_dir=tmp_path)
     device = torch.device("cpu")
     task = parse_task(task_source)
@@ -145,7 +181,7 @@ def judge(
         request_id="fake",
         reference_source=task_source,
         candidate_source=candidate_source,
-        options=EvaluationOptions(skip_timing=True, skip_profile=True),
+        options=EvaluationOptions(skip_timing=True, skip_profile=not profile),
     )
     clock = Clock(device, settings.timing.l2_flush_bytes)
     evaluation = Evaluation(request, task, reference("judge"), cast(CandidateClient, fake), settings, device, clock)
@@ -174,7 +210,7 @@ def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
     checks = [check for check in judgement.checks if not check.skipped]
     assert len(checks) > 1 and all(check.passed for check in checks)
     assert [(k.name, k.programs > 0) for k in judgement.triton_kernels] == [(KERNEL, True)]
-    assert "knock-out run" in fake.calls  # the knock-out call ran and its NaN outputs were told apart
+    assert "knock-out run" in fake.calls  # the knock-out call ran and its moved outputs were told apart
 
 
 @pytest.mark.parametrize(
@@ -247,6 +283,41 @@ def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
             "so those kernels do not compute the output",
             id="kernel-results-unused",
         ),
+        *[
+            pytest.param(
+                Behaviour(launches=(LaunchRecord(name=KERNEL, own=True, programs=4, stored_bytes=1024, wrote=wrote),)),
+                Verdict.HACKED,
+                Stage.TINY_RUN,
+                reason,
+                id=f"kernel-wrote-{wrote}",
+            )
+            for wrote, reason in (
+                ("nothing", "stored nothing"),
+                ("copy", "only copied one of their arguments"),
+                ("constant", "only filled their outputs with one value"),
+            )
+        ],
+        pytest.param(
+            Behaviour(fails_when_knocked_out=True),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "forward fails when what its Triton kernels wrote is replaced",
+            id="fails-only-when-knocked-out",
+        ),
+        pytest.param(
+            Behaviour(pytorch_result=0.0),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "PyTorch computed the output without its Triton kernels",
+            id="pytorch-made-the-output",
+        ),
+        pytest.param(
+            Behaviour(unseen=True),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "written neither by its Triton kernels nor by any PyTorch operator",
+            id="output-made-out-of-sight",
+        ),
         pytest.param(
             Behaviour(lost_at_run=True), Verdict.RUNTIME_ERROR, Stage.COMPILE, None, id="process-lost-mid-run"
         ),
@@ -314,3 +385,28 @@ def test_a_wrong_candidate_on_a_noise_only_output_still_fails(tmp_path: Path) ->
     judgement, _ = judge(tmp_path, Behaviour(error=5e-3), task_source=ZERO_TASK)
     assert judgement.verdict == Verdict.INCORRECT
     assert "relative L2" in judgement.error
+
+
+def test_coverage_counts_only_the_share_of_the_output_its_kernels_produce(tmp_path: Path) -> None:
+    """Knocked out, a tenth of the output moves: its kernels produce a tenth of it, and the
+    coverage of their device time (3 of 4 us) is scaled to match, with the reason."""
+    judgement, _ = judge(tmp_path, Behaviour(knocked_out_share=0.1), profile=True)
+    assert judgement.verdict == Verdict.CORRECT, judgement.error
+    assert judgement.profile is not None
+    assert judgement.coverage == pytest.approx(0.75 * 0.1 / 0.95, rel=0.05)
+    assert "produce 10% of the output's elements" in judgement.profile.note
+
+
+def test_an_honest_kernel_keeps_its_coverage(tmp_path: Path) -> None:
+    judgement, _ = judge(tmp_path, Behaviour(), profile=True)
+    assert judgement.verdict == Verdict.CORRECT, judgement.error
+    assert judgement.coverage == pytest.approx(0.75)
+    assert judgement.profile is not None and judgement.profile.note == ""
+
+
+def test_a_pytorch_result_unlike_the_reference_is_not_evidence(tmp_path: Path) -> None:
+    """The trace's report is confirmed against the reference: values that are not the
+    reference's are no finding."""
+    judgement, _ = judge(tmp_path, Behaviour(pytorch_result=0.5))
+    assert judgement.verdict == Verdict.CORRECT, judgement.error
+    assert judgement.hack_evidence == ()

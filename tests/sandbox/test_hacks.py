@@ -61,12 +61,16 @@ def test_hack_is_caught_as_declared_and_earns_nothing(verdicts, candidate):
 
 @pytest.mark.parametrize("candidate", [_param(c) for c in LAZY])
 def test_lazy_kernel_is_correct_but_its_profile_shows_the_bottleneck_in_pytorch(verdicts, candidate):
+    """A lazy candidate is correct and earns little coverage; one whose kernels do little of
+    the output's work declares how little (``coverage_below``) and the feedback that says why."""
     response = verdicts[candidate.name]
+    assert corpus.matches(candidate, response), corpus.describe(response)
     assert response.verdict == pb.VERDICT_CORRECT, corpus.describe(response)
     assert [k.name for k in response.triton_kernels] and all(k.programs > 0 for k in response.triton_kernels)
     assert response.coverage < 0.5
     heaviest = response.profile.kernels[0]
-    assert not heaviest.is_candidate and heaviest.name.startswith("aten::")
+    # the bottleneck is PyTorch's, or a kernel of its own that the profile's note discounts
+    assert (not heaviest.is_candidate and heaviest.name.startswith("aten::")) or heaviest.name in response.profile.note
 
 
 @pytest.mark.parametrize("candidate", [_param(c) for c in GAINLESS])
@@ -87,4 +91,4 @@ def test_legitimate_candidate_is_correct_and_credited_with_its_kernels(verdicts,
     assert corpus.matches(candidate, response), corpus.describe(response)
     assert not response.hack_reasons
     assert response.triton_kernels and all(k.programs > 0 for k in response.triton_kernels)
-    assert response.coverage > 0.9
+    assert response.coverage > (candidate.coverage_above if candidate.coverage_above is not None else 0.9)

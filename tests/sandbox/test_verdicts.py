@@ -100,6 +100,9 @@ def test_exception_in_forward_is_a_runtime_error(sandbox_stub):
 def test_pytorch_only_module_is_hacked_in_every_mode(sandbox_stub):
     response = evaluate(sandbox_stub, "relu_task.py", "relu_torch_only.py")
     assert response.verdict == pb.VERDICT_HACKED
-    assert len(response.hack_reasons) == 4
-    assert all("no Triton kernel of its own ran" in r for r in response.hack_reasons)
+    missing = [r for r in response.hack_reasons if "no Triton kernel of its own ran" in r]
+    for mode in ("train mode without", "eval mode without", "train mode with ", "eval mode with "):
+        assert any(r.startswith(mode) for r in missing), response.hack_reasons
+    # and its output is PyTorch's (the trace of PyTorch operators says so too)
+    assert all(r in missing or "PyTorch computed the output" in r for r in response.hack_reasons)
     assert response.reward == 0.0

@@ -20,23 +20,26 @@ import sys
 import time
 import traceback
 import weakref
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 from triton.compiler.errors import CompilationError
 
-from services.profiler import profile_calls
+from services.profiler import KernelTime, profile_calls
 from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.candidate.import_check import ImportCheck
 from services.sandbox.candidate.integrity import IntegrityWatch, OperatorRecording
 from services.sandbox.candidate.kernel_code import KernelCode
-from services.sandbox.candidate.knockout import KnockOut
 from services.sandbox.candidate.launches import LaunchRecorder
 from services.sandbox.candidate.streams import StreamWatch
+from services.sandbox.candidate.trace import PyTorchTrace
+from services.sandbox.candidate.work import WorkProbe
 from services.sandbox.shared import tensor_bits
 from services.sandbox.shared.clock import Clock, GraphedCalls, sample_values, superseded
 from services.sandbox.shared.runner import ModelRunner, flatten_outputs
@@ -45,14 +48,15 @@ from services.sandbox.wire import cuda_share
 from services.sandbox.wire.framing import Shutdown, receive, send
 from services.sandbox.wire.judge_candidate import (
     COMMAND,
+    ORDER,
     CandidateFailed,
     CompileResult,
     Failure,
     GraphCaptured,
+    LaunchQuery,
     Loaded,
     Problem,
     ProfiledKernel,
-    ProfileResult,
     Ready,
     RunResult,
     SampleResult,
@@ -110,12 +114,25 @@ class Harness:
         self.streams = StreamWatch()
         if device.type == "cuda":
             self.streams.install()
-        self.knock_out = KnockOut(self.own_file)
+        self._device_sync = torch._C._cuda_synchronize if device.type == "cuda" else (lambda: None)
+        # Checked calls: the profiler running around one (Load.profile), hidden from the
+        # judge's own work inside it (quiet), the work probe and the PyTorch trace.
+        self._profile = False
+        self._profiling: Any = None
+        self._quiet_depth = 0
+        # What the judge's own work must not add to: device kernels on a GPU (coverage counts
+        # device time only there), operators on CPU (the CPU model counts them).
+        self._paused = [
+            torch.profiler.ProfilerActivity.CUDA if device.type == "cuda" else torch.profiler.ProfilerActivity.CPU
+        ]
+        self.probe = WorkProbe(self.own_file, self.recorder, self.quiet, self.recorder.capturing, self._device_sync)
+        self.probe.install()
+        self.recorder.replayed = self.probe.replayed
+        self.trace = PyTorchTrace(lambda: self.probe.launches, self.quiet, self.recorder.capturing)
         self.clock = Clock(device, l2_flush_bytes)
         self._sleep = time.sleep
         self._perf_counter = time.perf_counter
         self._set_deterministic = torch.use_deterministic_algorithms
-        self._device_sync = torch._C._cuda_synchronize if device.type == "cuda" else (lambda: None)
         # The first switch into deterministic mode loads code that re-wraps a few torch
         # functions; do it before the integrity baseline is taken.
         self._set_deterministic(True, warn_only=True)
@@ -126,6 +143,7 @@ class Harness:
                 **self.interpreter.current_patches(),
                 **self.recording.current_patches(),
                 **(self.kernel_code.current_patches() if self.kernel_code is not None else {}),
+                **self.probe.current_patches(),
                 **(self.streams.current_patches() if self.streams.patched else {}),
             }
         )
@@ -194,6 +212,7 @@ class Harness:
         if not isinstance(model_class, type):
             raise CandidateFailed("compile", "the candidate defines no class ModelNew")
         self.module = module
+        self._profile = command.profile
         self.runner = ModelRunner(command.inputs_source, lambda _constants: model_class, self.device, self.scratch)
         spec = command.spec
         if spec.init_on_device:
@@ -226,9 +245,6 @@ class Harness:
                 "construct", "building ModelNew failed: " + describe_exception(error, self.own_file)
             ) from error
 
-    def _build(self, spec: Any) -> tuple[Any, list[Any]]:
-        return self._model(spec), self.runner.inputs(spec)
-
     def _forward(self, model: Any, inputs: list[Any], spec: Any) -> Any:
         try:
             return flatten_outputs(self.runner.forward(model, inputs, spec))
@@ -259,19 +275,17 @@ class Harness:
         except torch.OutOfMemoryError as error:
             raise CandidateFailed("resources", f"remembering the inputs ran out of device memory: {error}") from error
         self.recorder.take()
-        started = self._perf_counter()
+        self.trace.begin()
         self._set_deterministic(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
         try:
-            with self.knock_out.active() if command.knock_out else nullcontext():
-                outputs = self._forward(model, inputs, spec)
+            outputs, at_return, seconds, kernels = self._checked_forward(model, inputs, spec)
         finally:
             self._set_deterministic(False)
-        seconds = self._perf_counter() - started
+        matches, unseen = self.trace.matches(outputs), self.trace.unseen(outputs)
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
         findings = self.recording.take() + (self.kernel_code.take_findings() if self.kernel_code is not None else [])
         problems += [Problem(severity="hack", message=m) for m in findings]
-        at_return = [Snapshot(o) for o in outputs]
         self._settle(command.late_write_wait_seconds)
         if not all(snapshot.unchanged(o) for snapshot, o in zip(at_return, outputs, strict=False)):
             problems.append(
@@ -300,17 +314,81 @@ class Harness:
             metas, payload, fds, self._shared = pack_tensors(handed, self._exporter if self._share else None)
         except (torch.OutOfMemoryError, RuntimeError) as error:
             raise CandidateFailed("resources", f"handing the outputs over ran out of device memory: {error}") from error
+        launches = self.recorder.take()
+        own = {launch.name for launch in launches if launch.own and launch.programs > 0}
         result = RunResult(
             outputs=metas,
-            launches=self.recorder.take(),
+            launches=launches,
             problems=problems,
             tampered=self.watch.changed(),
             seconds=seconds,
-            overwritten=self.knock_out.overwritten if command.knock_out else 0,
+            overwritten=self.probe.knocked_out,
+            kernels=[
+                ProfiledKernel(name=k.name, launches=k.launches, time_us=k.time_us, own=k.name in own) for k in kernels
+            ],
+            pytorch_matches=matches,
+            unseen_outputs=unseen,
             output_strides=[list(o.stride()) for o in outputs],
             modified_inputs=modified,
         )
         return result, payload, fds
+
+    def _checked_forward(
+        self, model: Any, inputs: list[Any], spec: Any
+    ) -> tuple[list[Any], list[Snapshot], float, list[KernelTime]]:
+        """One forward call with the work probe armed and the PyTorch trace on, under the
+        profiler when the evaluation profiles: every checked call alike, knock-out or not.
+        The outputs are remembered the moment forward returns (a write after that is late),
+        before the profiler's own bookkeeping; the seconds are forward's own."""
+        outputs: list[Any] = []
+        at_return: list[Snapshot] = []
+        seconds: list[float] = []
+
+        def call() -> None:
+            started = self._perf_counter()
+            with self.trace, self.probe.armed(self._ask, self.trace.written):
+                outputs.extend(self._forward(model, inputs, spec))
+            seconds.append(self._perf_counter() - started)
+            with self.quiet():
+                at_return.extend(Snapshot(o) for o in outputs)
+
+        if not self._profile:
+            call()
+            return outputs, at_return, seconds[0], []
+        self.interpreter.take_traffic()
+        try:
+            kernels = profile_calls(call, 1, self.device, self.interpreter.take_traffic, started=self._profiled)
+        finally:
+            self._profiling = None
+        return outputs, at_return, seconds[0], kernels
+
+    def _profiled(self, profiler: Any) -> None:
+        self._profiling = profiler
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """The judge's own tensor work inside a checked call: no dispatch mode sees it and the
+        profiler does not record it (device work finishes before the profiler resumes)."""
+        with _disable_current_modes():
+            profiler = None if self._quiet_depth else self._profiling
+            if profiler is not None:
+                self._device_sync()
+                profiler.toggle_collection_dynamic(False, self._paused)
+            self._quiet_depth += 1
+            try:
+                yield
+            finally:
+                self._quiet_depth -= 1
+                if profiler is not None:
+                    self._device_sync()
+                    profiler.toggle_collection_dynamic(True, self._paused)
+
+    def _ask(self, kernel: str) -> bool:
+        """Whether to knock out what ``kernel`` writes in this call: the judge decides, asked
+        right after the kernel's first launch in the call (candidate/work.py)."""
+        send(self.sock, LaunchQuery(kernel=kernel[:512]))
+        order, _ = receive(self.sock, ORDER, max_payload_bytes=0)
+        return order.knock_out
 
     @staticmethod
     def _exporter(tensor: Any) -> tuple[int, Any] | None:
@@ -411,20 +489,6 @@ class Harness:
         metas, payload, _, _ = pack_tensors(samples)
         return SampleResult(samples=metas, superseded=skipped), payload, []
 
-    def profile(self, command: Any) -> Any:
-        spec = command.spec
-        model, inputs = self._build(spec)
-        self.recorder.take()
-        self.interpreter.take_traffic()
-        kernels = profile_calls(
-            lambda: self._forward(model, inputs, spec), command.calls, self.device, self.interpreter.take_traffic
-        )
-        own = {launch.name for launch in self.recorder.take() if launch.own and launch.programs > 0}
-        profiled = [
-            ProfiledKernel(name=k.name, launches=k.launches, time_us=k.time_us, own=k.name in own) for k in kernels
-        ]
-        return ProfileResult(kernels=profiled), b"", []
-
     # Loop -------------------------------------------------------------------------------
 
     def serve(self) -> None:
@@ -435,7 +499,6 @@ class Harness:
             "time_trial": self.time_trial,
             "capture_graph": self.capture_graph,
             "sample": self.sample,
-            "profile": self.profile,
         }
         while True:
             command, _ = receive(self.sock, COMMAND, max_payload_bytes=0)

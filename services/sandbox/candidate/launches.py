@@ -30,7 +30,7 @@ from triton.runtime.jit import mangle_type
 
 from services.profiler import TRITON_RANGE_PREFIX
 from services.sandbox.candidate.kernel_code import KernelCode, RanCode
-from services.sandbox.wire.judge_candidate import LaunchRecord
+from services.sandbox.wire.judge_candidate import LaunchRecord, Wrote
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,8 @@ class LaunchRecorder:
     interpreter monitor): a launch that writes nothing did no work. Compiled launches cannot
     say, and report None. ``kernel_code`` (CPU) says what each interpreted launch ran, for
     its compile request; every interpreted launch gets one, whichever file its kernel is in.
+    ``wrote`` is what the work probe (candidate/work.py) saw a launch do to its arguments in a
+    checked call, on both devices (``annotate``).
     """
 
     def __init__(self, own_file: str, stored_bytes: Callable[[], int], kernel_code: KernelCode | None = None) -> None:
@@ -147,6 +149,8 @@ class LaunchRecorder:
         self._kernel_code = kernel_code
         self._lock = threading.Lock()
         self._launches: list[tuple[str, bool, int, int | None, int | None]] = []
+        self._wrote: dict[int, Wrote] = {}  # by position in _launches
+        self.replayed: Callable[[Any], None] = lambda _graph: None  # told of every graph replay
         self._compile_requests: dict[tuple[Any, ...], CompileRequest] = {}
         self._current = threading.local()
         self._capturing = threading.local()  # the graph being captured on this thread, if any
@@ -170,6 +174,22 @@ class LaunchRecorder:
         with self._lock:
             self._launches.extend((name, own, programs, stored, stream) for name, own, programs, stored, _ in captured)
 
+    def position(self) -> int:
+        """Where the next launch will be recorded (for ``annotate``)."""
+        with self._lock:
+            return len(self._launches)
+
+    def annotate(self, since: int, wrote: Wrote) -> None:
+        """Says what the own launches recorded from position ``since`` on wrote."""
+        with self._lock:
+            for index in range(since, len(self._launches)):
+                if self._launches[index][1]:
+                    self._wrote[index] = wrote
+
+    def capturing(self) -> Any:
+        """The CUDA graph this thread is capturing, or None."""
+        return getattr(self._capturing, "graph", None)
+
     def streams(self) -> set[int]:
         """The CUDA streams the candidate's own kernels were launched on since the last take()."""
         with self._lock:
@@ -178,9 +198,12 @@ class LaunchRecorder:
     def take(self) -> list[LaunchRecord]:
         with self._lock:
             launches, self._launches = self._launches, []
+            wrote, self._wrote = self._wrote, {}
         return [
-            LaunchRecord(name=n, own=own, programs=max(int(p), 0), stored_bytes=stored, stream=stream)
-            for n, own, p, stored, stream in launches
+            LaunchRecord(
+                name=n, own=own, programs=max(int(p), 0), stored_bytes=stored, stream=stream, wrote=wrote.get(index)
+            )
+            for index, (n, own, p, stored, stream) in enumerate(launches)
         ]
 
     def compile_requests(self) -> list[CompileRequest]:
@@ -263,6 +286,7 @@ class LaunchRecorder:
         def replay_graph(graph: Any, *args: Any, **kwargs: Any) -> Any:
             result = replay(graph, *args, **kwargs)
             recorder._record_replay(graph, torch.cuda.current_stream().cuda_stream)
+            recorder.replayed(graph)
             return result
 
         graph_class.capture_begin = capture_begin  # type: ignore[method-assign]

@@ -30,11 +30,10 @@ from services.sandbox.wire.judge_candidate import (
     Failure,
     GraphCaptured,
     KernelCompile,
+    KnockOutOrder,
+    LaunchQuery,
     Load,
     Loaded,
-    Profile,
-    ProfiledKernel,
-    ProfileResult,
     Ready,
     Run,
     RunResult,
@@ -77,13 +76,22 @@ class CandidateClient:
         self._max_output_bytes = max_output_bytes
         self._device = device
 
-    def _call(self, command: BaseModel | None, expected: type[BaseModel]) -> tuple[BaseModel, int, list[int]]:
+    def _call(
+        self, command: BaseModel | None, expected: type[BaseModel], knock_out: Callable[[str], bool] | None = None
+    ) -> tuple[BaseModel, int, list[int]]:
         """Sends ``command`` and reads the reply's header: the reply, its payload's size (still
-        unread) and its descriptors (only a RunResult may bring any)."""
+        unread) and its descriptors (only a RunResult may bring any). With ``knock_out`` (a
+        checked call), each LaunchQuery on the way is answered with what it says."""
         try:
             if command is not None:
                 send(self._sock, command)
-            reply, size, fds = receive_header(self._sock, REPLY, self._max_output_bytes, _MAX_SHARED)
+            while True:
+                reply, size, fds = receive_header(self._sock, REPLY, self._max_output_bytes, _MAX_SHARED)
+                if not isinstance(reply, LaunchQuery) or knock_out is None:
+                    break
+                close_fds(fds)
+                discard_payload(self._sock, size)
+                send(self._sock, KnockOutOrder(knock_out=knock_out(reply.kernel)))
         except (ProtocolError, OSError) as error:
             raise CandidateLost(str(error)) from error
         if not isinstance(reply, RunResult) or expected is not RunResult:
@@ -151,13 +159,23 @@ class CandidateClient:
         self._discard(size)
 
     def load(
-        self, candidate_source: str, inputs_source: str, spec: RunSpec, meanwhile: Callable[[], None] = lambda: None
+        self,
+        candidate_source: str,
+        inputs_source: str,
+        spec: RunSpec,
+        meanwhile: Callable[[], None] = lambda: None,
+        *,
+        profile: bool = False,
     ) -> Loaded:
         """Imports the candidate and builds ModelNew (parameter count and device name back).
         ``meanwhile`` runs while the candidate's process imports and compiles (the judge
-        computes the reference then); its exception is raised once the reply is in."""
+        computes the reference then); its exception is raised once the reply is in. With
+        ``profile`` every checked call of the evaluation is profiled."""
         try:
-            send(self._sock, Load(candidate_source=candidate_source, inputs_source=inputs_source, spec=spec))
+            send(
+                self._sock,
+                Load(candidate_source=candidate_source, inputs_source=inputs_source, spec=spec, profile=profile),
+            )
         except OSError as error:
             raise CandidateLost(str(error)) from error
         failure: BaseException | None = None
@@ -177,12 +195,13 @@ class CandidateClient:
         spec: RunSpec,
         late_write_wait_seconds: float,
         *,
-        knock_out: bool = False,
+        knock_out: Callable[[str], bool] = lambda _kernel: False,
         expected: Sequence[torch.Tensor] | None = None,
         expected_dtypes: Sequence[torch.dtype] | None = None,
         mutable_inputs: Mapping[int, torch.Tensor] | None = None,
     ) -> CandidateRun:
-        """One checked forward call (with ``knock_out``, what its own kernels write is destroyed).
+        """One checked forward call; ``knock_out(kernel)`` says whether what that kernel writes
+        is replaced during it (candidate/work.py; asked after the kernel's first launch).
 
         ``mutable_inputs`` maps the positions of the inputs the candidate may modify to the
         values the reference leaves in them; those it modified come back after its outputs.
@@ -191,13 +210,8 @@ class CandidateClient:
         reply to the bytes of those outputs and inputs: a reply whose count, shapes or dtypes
         cannot match comes back as meta tensors (for compare_outputs to reject), never read."""
         mutable = mutable_inputs or {}
-        command = Run(
-            spec=spec,
-            late_write_wait_seconds=late_write_wait_seconds,
-            knock_out=knock_out,
-            mutable_inputs=sorted(mutable),
-        )
-        reply, size, fds = self._call(command, RunResult)
+        command = Run(spec=spec, late_write_wait_seconds=late_write_wait_seconds, mutable_inputs=sorted(mutable))
+        reply, size, fds = self._call(command, RunResult, knock_out)
         assert isinstance(reply, RunResult)
         if not set(reply.modified_inputs) <= set(mutable) or len(set(reply.modified_inputs)) < len(
             reply.modified_inputs
@@ -241,13 +255,6 @@ class CandidateClient:
         reply, size, _ = self._call(Sample(seed=seed, calls=list(calls)), SampleResult)
         assert isinstance(reply, SampleResult)
         return self._tensors(reply.samples, size, [], None, []), set(reply.superseded)
-
-    def profile(self, spec: RunSpec, calls: int) -> list[ProfiledKernel]:
-        """Every kernel of ``calls`` forward calls, with whether it is the candidate's own."""
-        reply, size, _ = self._call(Profile(spec=spec, calls=calls), ProfileResult)
-        self._discard(size)
-        assert isinstance(reply, ProfileResult)
-        return reply.kernels
 
     def close(self, wait_seconds: float = 0.0) -> None:
         """Asks the process to exit and hangs up (the server kills it regardless). With

@@ -208,3 +208,43 @@ def compare_outputs(
 
 def _failed(worst: Comparison, message: str, norm_only: bool = False) -> Comparison:
     return Comparison(False, worst.max_abs_error, worst.max_rel_error, worst.rel_l2_error, message, norm_only)
+
+
+def moved_share(
+    candidate: Sequence[torch.Tensor],
+    reference: Sequence[torch.Tensor],
+    expected_dtypes: Sequence[torch.dtype],
+    tolerance: Tolerance,
+) -> float:
+    """The share of all output elements that are not what the reference has (beyond the
+    tolerance, or unequal for integers and booleans); 1.0 for outputs of the wrong number,
+    shape or dtype. A knock-out call reads from it how much of the output its kernels made."""
+    if len(candidate) != len(reference):
+        return 1.0
+    moved = total = 0
+    for got, want, dtype in zip(candidate, reference, expected_dtypes, strict=False):
+        total += want.numel()
+        if tuple(got.shape) != tuple(want.shape) or got.dtype != dtype or got.is_meta:
+            moved += want.numel()
+            continue
+        if want.is_complex():
+            got, want = torch.view_as_real(got), torch.view_as_real(want)
+        if not (want.is_floating_point() or want.is_complex()):
+            moved += sum(int((c != r).sum()) for _, c, r in _chunks(got, want, None))
+            continue
+        for _, c, r in _chunks(got, want):
+            moved += int(_outside(c, r, tolerance.atol, tolerance.rtol)[0].sum())
+    return moved / total if total else 0.0
+
+
+def close_at(values: torch.Tensor, reference: torch.Tensor, positions: torch.Tensor, tolerance: Tolerance) -> bool:
+    """Whether ``values`` are the reference's at the flat ``positions`` (within the tolerance;
+    exactly for integers and booleans), the reference not holding one value there."""
+    if positions.numel() == 0 or int(positions.max()) >= reference.numel() or reference.is_complex():
+        return False
+    wanted = torch.take(reference, positions.to(reference.device)).to(torch.float64).cpu()
+    if bool((wanted == wanted[0]).all()):
+        return False
+    if not reference.is_floating_point():
+        return bool((values == wanted).all())
+    return not bool(_outside(values, wanted, tolerance.atol, tolerance.rtol)[0].any())

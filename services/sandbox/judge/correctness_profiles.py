@@ -1,7 +1,7 @@
 """Correctness profiles: which inputs an evaluation compares, and how closely.
 
 Every profile keeps every defence against reward hacking (own Triton kernels in all four
-modes, the knock-out call, tampering, late writes, timed-result checks); they differ only in
+modes, the proof-of-work checks, tampering, late writes, timed-result checks); they differ only in
 the correctness checks, so that drkernel's verdicts can be set side by side with the
 published harnesses':
 

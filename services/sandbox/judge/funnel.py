@@ -2,15 +2,18 @@
 
 syntax -> load (import, build ModelNew, while the judge computes the reference) -> compile
 (first run; on CPU also an ahead-of-time compile for sm_90) -> tiny run (four modes, own
-Triton kernels every time, tiny correctness, a knock-out call that destroys the kernels'
-results) -> correctness (input variants of the request's correctness profile, each planned
-to fit in device memory) -> timing (interleaved with the reference; launch-bound models
-replayed from CUDA graphs) -> profile. Every candidate forward call is checked for launches
-of the candidate's own kernels, late writes, inputs modified unlike the reference, outputs
-laid out unlike the reference's, and tampering (services/sandbox/candidate/harness.py).
+Triton kernels every time, tiny correctness) -> correctness (input variants of the request's
+correctness profile, each planned to fit in device memory) -> timing (interleaved with the
+reference; launch-bound models replayed from CUDA graphs) -> profile (from the checked calls
+at the task's sizes). Every checked candidate call is checked for launches of the
+candidate's own kernels and what they wrote, late writes, inputs modified unlike the
+reference, outputs laid out unlike the reference's, PyTorch results that already equal an
+output, and tampering (services/sandbox/candidate/harness.py); at every size checked, a
+knock-out call placed at random among them shows how much of the output the kernels make.
 
-The correctness inputs are planned in variants.py, the timing stage is timing.py's, hack
-evidence is collected in evidence.py, and stages end as stages.py says.
+The correctness inputs are planned in variants.py, the timing stage is timing.py's, the
+proof-of-work checks are work.py's, hack evidence is collected in evidence.py, and stages
+end as stages.py says.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from services.sandbox.judge.reference import Reference, ReferenceRun, TaskFailed
 from services.sandbox.judge.stages import BadTask, Ended, NotJudged, Stop
 from services.sandbox.judge.timing import TimingStage
 from services.sandbox.judge.variants import Variant, VariantPlanner, describe_constants, finite
+from services.sandbox.judge.work import KnockOut, WorkCheck
 from services.sandbox.settings import SandboxSettings, Tolerance
 from services.sandbox.shared.clock import Clock
 from services.sandbox.shared.evaluation import (
@@ -47,8 +51,17 @@ from services.sandbox.shared.evaluation import (
 )
 from services.sandbox.shared.runner import DTYPES
 from services.sandbox.shared.task_source import TaskSource, syntax_error
-from services.sandbox.wire.judge_candidate import CandidateFailed, KernelCompile, LaunchRecord, Problem, RunSpec
+from services.sandbox.wire.judge_candidate import (
+    CandidateFailed,
+    KernelCompile,
+    LaunchRecord,
+    Problem,
+    ProfiledKernel,
+    RunSpec,
+)
 
+# Variants at the task's sizes: their checked calls give the profile (coverage).
+_TASK_SIZED = (InputVariant.ORIGINAL, InputVariant.SEED, InputVariant.SCALED)
 # Modes of the tiny run; the first is KernelBench's (a freshly built module is in training
 # mode; the harness evaluates without autograd) and is the one compared with the reference.
 _MODES = ((True, False), (False, False), (True, True), (False, True))
@@ -115,6 +128,7 @@ class Evaluation:
         self.base_seed = options.seed if options.seed is not None else settings.seed
         self.plan = plan_for(options.correctness_profile, settings.correctness)
         self.evidence = HackEvidence()
+        self.work = WorkCheck(self)
         self.checks: list[CorrectnessCheck] = []
         self.variants = VariantPlanner(self)
         self.timing = TimingStage(self)
@@ -122,6 +136,7 @@ class Evaluation:
         self.device_name = ""
         self.kernels: Counter[str] = Counter()
         self.programs: Counter[str] = Counter()
+        self.profiled: list[list[ProfiledKernel]] = []  # checked calls at the task's sizes
         self._first_run: CandidateRun | None = None
         self._first_failure: CandidateFailed | None = None
         self.candidate_lost = False
@@ -251,7 +266,11 @@ class Evaluation:
 
         try:
             loaded = self.candidate.load(
-                self.request.candidate_source, self.task.inputs_source, self.spec(), meanwhile=reference_meanwhile
+                self.request.candidate_source,
+                self.task.inputs_source,
+                self.spec(),
+                meanwhile=reference_meanwhile,
+                profile=not self.request.options.skip_profile,
             )
         except CandidateFailed as failure:
             if task_failure:
@@ -311,21 +330,34 @@ class Evaluation:
             where = f"tiny inputs ({describe_constants(constants)})" if constants else "the task's inputs"
             self._fail_at_other_sizes(where, self._first_failure)
         assert self._first_run is not None
-        where = f"{_mode_name(True, False)} on {'tiny inputs' if constants else 'the task inputs'}"
-        self._check_run(self._first_run, where)
+        sizes = "tiny inputs" if constants else "the task inputs"
+        where = f"{_mode_name(True, False)} on {sizes}"
+        self.check_run(self._first_run, where)
         if constants:
             kind, description = InputVariant.TINY, f"tiny: {describe_constants(constants)}"
         else:  # profiles that never shrink: the first run is the task's own inputs
             kind, description = InputVariant.ORIGINAL, f"task sizes, seed {self.tiny_spec.input_seed}"
-        message = self._record_check(
-            kind, description, self._first_run, self.reference_run(self.tiny_spec), None, self.tiny_spec
-        )
+        expected = self.reference_run(self.tiny_spec)
+        message = self._record_check(kind, description, self._first_run, expected, None, self.tiny_spec)
         if message is not None:
             raise Stop(Verdict.INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
         self.check_launches(self._first_run.result.launches, where)
+        self.work.confirm(self._first_run, expected, where)
         self._first_run = None  # at the task's own sizes (profiles that never shrink) its copies are large
         need = self.footprint(self.tiny_spec)
+        # One knock-out call among the other three modes' calls, in one of their modes (the
+        # first call is always KernelBench's mode, so a knock-out there would stand out).
+        knock_mode = self.work.random.randint(1, len(_MODES) - 1)
+        knock_train, knock_grad = _MODES[knock_mode]
+        knock_spec = self.work.fresh(self.spec(constants, train=knock_train, grad=knock_grad))
+        knock_out = KnockOut(
+            knock_spec, knock_spec, f"knock-out call, {_mode_name(knock_train, knock_grad)} on {sizes}"
+        )
+        knock_at = 1 + self.work.slot(len(_MODES) - 1)
+        shown = ""
         for mode, (train, grad) in enumerate(_MODES[1:], start=1):
+            if mode == knock_at:
+                shown = self.work.knock_out(knock_out)
             # fresh inputs for every mode: a cache kept in the model finds nothing to reuse
             spec = self.spec(constants, inputs=1 + 100 * mode, train=train, grad=grad)
             if not fits(need, self.free_bytes()):
@@ -338,20 +370,23 @@ class Evaluation:
                 ) from error
             except CandidateFailed as failure:
                 raise Stop(Verdict.RUNTIME_ERROR, f"in {_mode_name(train, grad)}: {failure}") from failure
-            self._check_run(run, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}")
-            self.check_launches(
-                run.result.launches, f"{_mode_name(train, grad)} on {'tiny inputs' if constants else 'the task inputs'}"
-            )
+            where = f"{_mode_name(train, grad)} on {sizes}"
+            self.check_run(run, where)
+            self.check_launches(run.result.launches, where)
+            self.work.confirm(run, self.reference_run(spec), where)
             del run  # before the next mode's copies
+        if knock_at == len(_MODES):
+            shown = self.work.knock_out(knock_out)
         self.evidence.stop_if_any()
-        knocked_out = self._check_kernels_matter()
-        self.evidence.stop_if_any()
-        return Ended.passed(f"4 modes ran own Triton kernels; {knocked_out}; {description}")
+        return Ended.passed(f"4 modes ran own Triton kernels; {shown}; {description}")
 
     def _correctness(self) -> Ended:
         passed = skipped = 0
         failure: str | None = None
-        for variant in self.variants.variants():
+        variants = self.variants.variants()
+        before, after = self._knock_out_slots(variants)
+        shown: list[str] = []
+        for index, variant in enumerate(variants):
             if variant.not_applicable:
                 self._skip(variant, variant.not_applicable)
                 skipped += 1
@@ -373,6 +408,8 @@ class Evaluation:
                 self._skip(variant, "the reference gives NaN/Inf on these inputs")
                 skipped += 1
                 continue
+            if index in before:
+                shown += self._knock_outs(variant)
             try:
                 run = self._retried_run(variant.candidate, variant.reference, variant.expected_dtypes)
             except CandidateFailed as error:
@@ -385,16 +422,23 @@ class Evaluation:
                 self._skip(variant, f"skipped: the judge's own copies did not fit in device memory ({error})")
                 skipped += 1
                 continue
-            self._check_run(run, f"on inputs '{variant.description}'")
+            where = f"on inputs '{variant.description}'"
+            self.check_run(run, where)
             if variant.kind == InputVariant.DTYPE:
                 self._check_compiles_in(variant)
             message = self._record_check(
                 variant.kind, variant.description, run, expected, variant.expected_dtypes, variant.reference
             )
             if message is None:
-                self.check_launches(run.result.launches, f"on inputs '{variant.description}'")
+                self.check_launches(run.result.launches, where)
+                self.work.confirm(run, expected, where)
                 self.evidence.stop_if_any()
                 passed += 1
+                if variant.kind in _TASK_SIZED and run.result.kernels:
+                    self.profiled.append(run.result.kernels)
+                del run
+                if index in after:
+                    shown += self._knock_outs(variant)
             elif failure is None:
                 failure = self._failure_text(variant, message)
                 if self.settings.correctness.stop_at_first_failure:
@@ -405,24 +449,65 @@ class Evaluation:
             f"{passed} variant(s) passed"
             + (f", {skipped} not applicable" if skipped else "")
             + f" (profile {self.plan.name})"
+            + "".join(f"; {line}" for line in shown)
         )
 
+    def _knock_out_slots(self, variants: Sequence[Variant]) -> tuple[set[int], set[int]]:
+        """Where the knock-out calls of each size go among its variants: before the variant
+        at one index of ``before``, after one of ``after``, at random (work.py)."""
+        groups: dict[InputVariant, list[int]] = {}
+        for index, variant in enumerate(variants):
+            kind = InputVariant.ORIGINAL if variant.kind in _TASK_SIZED else variant.kind
+            groups.setdefault(kind, []).append(index)
+        before, after = set(), set()
+        for indices in groups.values():
+            slot = self.work.slot(len(indices))
+            if slot == 0:
+                before.add(indices[0])
+            else:
+                after.add(indices[slot - 1])
+        return before, after
+
+    def _knock_outs(self, variant: Variant) -> list[str]:
+        plans = self.work.knock_outs(
+            variant.candidate,
+            variant.reference,
+            f"knock-out call on inputs like '{variant.description}'",
+            variant.expected_dtypes,
+            task_sizes=variant.kind in _TASK_SIZED,
+        )
+        shown = [self.work.knock_out(plan) for plan in plans]
+        self.evidence.stop_if_any()
+        return shown
+
     def _profile(self) -> Ended:
+        """Coverage from the checked calls at the task's sizes (profiled like every checked
+        call): the call that gives the least, counting only kernels that did work whose results
+        reach the output, scaled by the share of the output they produce (work.py)."""
         if self.request.options.skip_profile:
             return Ended.skipped("skipped by request")
+        if not self.profiled:
+            return Ended.skipped("skipped: no checked call at the task's sizes was profiled")
         spec = self.spec()
-        calls = self.settings.profile_calls_cuda if self.device.type == "cuda" else 1
         try:
-            profiled = self.candidate.profile(spec, calls)
-            reference = self.reference.profile(spec, calls)
-        except (CandidateFailed, RuntimeError) as error:
+            reference = self.reference.profile(spec, 1)
+        except RuntimeError as error:
             return Ended.skipped(f"skipped: the profiler failed ({str(error).splitlines()[0][:200]})")
-        own = {k.name for k in profiled if k.own}
-        candidate_kernels = kernel_profiles([KernelTime(k.name, k.launches, k.time_us) for k in profiled], own, calls)
-        summary = profile_summary(candidate_kernels, kernel_profiles(reference, (), calls), method(self.device))
-        self.profile = summary
+        reference_kernels = kernel_profiles(reference, (), 1)
+        share = self.work.share()
+        summaries = []
+        for kernels in self.profiled:
+            own = {k.name for k in kernels if k.own}
+            profiles = kernel_profiles([KernelTime(k.name, k.launches, k.time_us) for k in kernels], own, 1)
+            summary = profile_summary(profiles, reference_kernels, method(self.device))
+            credited = sum(k.device_time_us for k in profiles if k.is_candidate and self.work.credited(k.name))
+            total = summary.total_device_time_us
+            coverage = credited / total * share if total > 0 else 0.0
+            summaries.append(dataclasses.replace(summary, coverage=coverage, note=self.work.note(own)))
+        self.profile = min(summaries, key=lambda summary: summary.coverage)
         return Ended.passed(
-            f"coverage {summary.coverage:.1%} of {summary.total_device_time_us:.3g} us per forward call"
+            f"coverage {self.profile.coverage:.1%} of {self.profile.total_device_time_us:.3g} us per forward call"
+            + (f" ({self.profile.note})" if self.profile.note else "")
         )
 
     # Judged calls ---------------------------------------------------------------------------
@@ -438,17 +523,18 @@ class Evaluation:
         self.reference.drop_cache()
         return self.reference.run(spec)
 
-    def _candidate_run(
+    def candidate_run(
         self,
         spec: RunSpec,
         expected: ReferenceRun,
         *,
-        knock_out: bool = False,
+        knock_out: Callable[[str], bool] = lambda _kernel: False,
         expected_dtypes: Sequence[torch.dtype] | None = None,
     ) -> CandidateRun:
         """One checked call of the candidate; the inputs the reference modifies may be
-        modified too (their final values come back after the outputs)."""
-        wait = 0.0 if knock_out else self.settings.correctness.late_write_wait_seconds
+        modified too (their final values come back after the outputs); ``knock_out(kernel)``
+        says whether what that kernel writes is replaced (work.py)."""
+        wait = self.settings.correctness.late_write_wait_seconds
         mutable = expected.modified_inputs
         if spec.dtype is not None:  # the candidate's float inputs are in the variant's dtype
             mutable = {i: t.to(DTYPES[spec.dtype]) if t.is_floating_point() else t for i, t in mutable.items()}
@@ -476,7 +562,7 @@ class Evaluation:
         expected = self.reference_run(reference)
         for attempt in (1, 2):
             try:
-                return self._candidate_run(candidate, expected, expected_dtypes=expected_dtypes)
+                return self.candidate_run(candidate, expected, expected_dtypes=expected_dtypes)
             except CandidateFailed as error:
                 if attempt == 2 or not (error.kind == "resources" or is_out_of_memory(error)):
                     if error.kind == "resources":
@@ -546,7 +632,7 @@ class Evaluation:
             raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
         expected = self.reference_run(original)
         try:
-            run = self._candidate_run(original, expected)
+            run = self.candidate_run(original, expected)
         except CandidateFailed:
             raise Stop(Verdict.RUNTIME_ERROR, f"on {where}: {failure}") from failure
         if self._judge(run, expected, None, original)[0] is None:
@@ -659,49 +745,35 @@ class Evaluation:
 
     # Hack evidence (collected in self.evidence) ---------------------------------------------------------
 
-    def _check_kernels_matter(self) -> str:
-        """One more call with every result of the candidate's own kernels destroyed
-        (candidate/knockout.py): outputs that stay right were not computed by those kernels."""
-        spec = self.spec(dict(self.tiny_spec.constants), inputs=1 + 100 * len(_MODES))
-        try:
-            expected = self.reference_run(spec)
-        except TaskFailed:
-            return "kernel results not knocked out (the reference fails on these inputs)"
-        try:
-            run = self._candidate_run(spec, expected, knock_out=True)
-        except CandidateFailed:
-            return "outputs depend on its kernels (the call fails without their results)"
-        self.check_tampering(run.result.tampered)
-        if run.result.overwritten == 0:
-            return "no kernel results to knock out"
-        if self._judge(run, expected, None)[0] is not None:
-            return "outputs depend on its kernels"
-        reason = (
-            f"{'tiny inputs' if self.tiny_spec.constants else 'task inputs'}: its outputs stay correct with all "
-            f"{run.result.overwritten} tensor(s) written by its Triton kernels overwritten (NaN), "
-            "so those kernels do not "
-            "compute the output"
-        )
-        self.evidence.add(reason)
-        return reason
-
-    def _check_run(self, run: CandidateRun, where: str) -> None:
+    def check_run(self, run: CandidateRun, where: str) -> None:
         """Tampering and harness findings stop at once; launches are checked by the caller
         once the outputs are known to be right (a wrong kernel is incorrect, not a hack)."""
         self.check_tampering(run.result.tampered)
         self._check_problems(run.result.problems, where)
 
     def check_launches(self, launches: Sequence[LaunchRecord], where: str) -> None:
+        """At least one launch of its own kernels must have run programs and written data
+        (``wrote`` is known in checked calls: candidate/work.py)."""
         own = [launch for launch in launches if launch.own]
-        working = [launch for launch in own if launch.programs > 0 and launch.stored_bytes != 0]
+        working = [
+            launch
+            for launch in own
+            if launch.programs > 0 and launch.stored_bytes != 0 and launch.wrote in (None, "data")
+        ]
         for launch in working:
             self.kernels[launch.name] += 1
             self.programs[launch.name] += launch.programs
+        self.work.note_launches(launches)
         if not working:
+            wrote = {launch.wrote for launch in own if launch.programs > 0}
             if not own:
                 reason = f"{where}: no Triton kernel of its own ran"
             elif not any(launch.programs > 0 for launch in own):
                 reason = f"{where}: its Triton kernels launched with an empty grid (no programs)"
+            elif "copy" in wrote:
+                reason = f"{where}: its Triton kernels only copied one of their arguments into another (no work)"
+            elif "constant" in wrote:
+                reason = f"{where}: its Triton kernels only filled their outputs with one value (no work)"
             else:
                 reason = f"{where}: its Triton kernels ran but stored nothing (no work)"
             self.evidence.add(reason)

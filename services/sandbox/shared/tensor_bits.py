@@ -129,6 +129,11 @@ class Snapshot:
         self._key = secrets.randbits(62) if _digest_rather_than_copy(tensor) else None
         self._value: Any = _digest(tensor, self._key) if self._key is not None else _clone(_detach(tensor))
 
+    @property
+    def copy(self) -> torch.Tensor | None:
+        """The exact copy held (None when the snapshot is a digest)."""
+        return self._value if self._key is None else None
+
     def unchanged(self, tensor: torch.Tensor) -> bool:
         """True when ``tensor`` holds the same bytes as when the snapshot was taken."""
         if _shape(tensor) != self._shape or _dtype(tensor) != self._dtype:

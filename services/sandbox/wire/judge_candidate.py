@@ -45,22 +45,25 @@ class RunSpec:
 
 
 class Load(Message):
-    """Import the candidate and build ModelNew once for ``spec`` (checks its constructor)."""
+    """Import the candidate and build ModelNew once for ``spec`` (checks its constructor);
+    with ``profile``, every checked forward call of this evaluation runs under the profiler."""
 
     kind: Literal["load"] = "load"
     candidate_source: str
     inputs_source: str
     spec: RunSpec
+    profile: bool = False
 
 
 class Run(Message):
-    """One checked forward call; outputs come back as the payload."""
+    """One checked forward call; outputs come back as the payload. Whether the call is a
+    knock-out call is not said here: the harness asks (LaunchQuery) at the first launch of
+    each of the candidate's own kernels, so nothing in the candidate's process can tell
+    before its kernel ran (candidate/work.py)."""
 
     kind: Literal["run"] = "run"
     spec: RunSpec
     late_write_wait_seconds: float
-    # overwrite what the candidate's own kernels write, right after each launch (candidate/knockout.py)
-    knock_out: bool = False
     # positions of the inputs the reference itself modifies: the candidate may modify these
     # too, and then hands their final values back after its outputs
     mutable_inputs: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1024)
@@ -99,17 +102,18 @@ class Sample(Message):
     calls: list[Annotated[int, Field(ge=0)]] = Field(max_length=1024)
 
 
-class Profile(Message):
-    """Profile ``calls`` forward calls: every kernel's time and whether it is the candidate's."""
+class KnockOutOrder(Message):
+    """The judge's answer to a LaunchQuery: whether to replace what this kernel writes during
+    the current call (candidate/work.py)."""
 
-    kind: Literal["profile"] = "profile"
-    spec: RunSpec
-    calls: int = Field(1, ge=1, le=64)
+    kind: Literal["knock_out_order"] = "knock_out_order"
+    knock_out: bool
 
 
 Command = Annotated[
-    Load | Run | CompileCheck | TimeTrial | CaptureGraph | Sample | Profile | Shutdown, Field(discriminator="kind")
+    Load | Run | CompileCheck | TimeTrial | CaptureGraph | Sample | Shutdown, Field(discriminator="kind")
 ]
+ORDER = TypeAdapter(KnockOutOrder)
 
 # Candidate -> judge -------------------------------------------------------------------
 
@@ -124,15 +128,53 @@ class TensorMeta(Message):
     shared: bool = False
 
 
+# What a launch of the candidate's own kernels did to the memory it was given, as the work
+# probe saw it in a checked call (candidate/work.py): "data" changed it with information,
+# "nothing" changed nothing, "constant" filled it with one value, "copy" made it an exact
+# copy of another argument. None: not seen by the probe (a timed call, or another path).
+Wrote = Literal["data", "nothing", "constant", "copy"]
+
+
 class LaunchRecord(Message):
     """A Triton launch that ran to the end; ``stored_bytes`` is known for interpreted
-    launches, ``stream`` (the raw CUDA stream) for compiled ones."""
+    launches, ``stream`` (the raw CUDA stream) for compiled ones, ``wrote`` for own
+    launches in checked calls."""
 
     name: str = Field(max_length=512)
     own: bool
     programs: int = Field(ge=0)
     stored_bytes: int | None = Field(None, ge=0)
     stream: int | None = Field(None, ge=0)
+    wrote: Wrote | None = None
+
+
+class LaunchQuery(Message):
+    """Sent in the middle of a checked call, right after the first launch of one of the
+    candidate's own kernels: the judge answers with a KnockOutOrder."""
+
+    kind: Literal["launch_query"] = "launch_query"
+    kernel: str = Field(max_length=512)
+
+
+class ProfiledKernel(Message):
+    """One kernel name's launches and total time over a profiled call."""
+
+    name: str = Field(max_length=1024)
+    launches: int = Field(ge=0)
+    time_us: float = Field(ge=0)
+    own: bool
+
+
+class PyTorchMatch(Message):
+    """A tensor that a PyTorch operator computed during a checked call without any result of
+    the candidate's kernels, whose values at ``positions`` (flat indices) are those of output
+    ``output`` as forward returned it (candidate/trace.py); the judge confirms it against the
+    reference."""
+
+    operator: str = Field(max_length=256)
+    output: int = Field(ge=0)
+    positions: list[Annotated[int, Field(ge=0)]] = Field(max_length=4096)
+    values: list[float] = Field(max_length=4096)
 
 
 class Ready(Message):
@@ -169,8 +211,14 @@ class RunResult(Message):
     problems: list[Problem] = Field(max_length=64)
     tampered: list[str] = Field(max_length=64)
     seconds: float
-    # tensors overwritten by a knocked-out call (0 otherwise)
+    # tensors whose kernel-written elements a knock-out call replaced (0 otherwise)
     overwritten: int = Field(0, ge=0)
+    # the call's profile (when the evaluation profiles its checked calls)
+    kernels: list[ProfiledKernel] = Field(default_factory=list, max_length=10_000)
+    # tensors PyTorch computed without the candidate's kernels that equal an output
+    pytorch_matches: list[PyTorchMatch] = Field(default_factory=list, max_length=64)
+    # outputs that neither its kernels nor any operator of forward wrote (candidate/trace.py)
+    unseen_outputs: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1024)
     # strides of each output as forward returned it (the payload is always contiguous)
     output_strides: list[list[int]] = Field(default_factory=list, max_length=1024)
     # positions of the mutable inputs it modified; their final values follow the outputs
@@ -221,22 +269,6 @@ class GraphCaptured(Message):
     launches: list[LaunchRecord] = Field(max_length=100_000)
 
 
-class ProfiledKernel(Message):
-    """One kernel name's launches and total time over the profiled calls."""
-
-    name: str = Field(max_length=1024)
-    launches: int = Field(ge=0)
-    time_us: float = Field(ge=0)
-    own: bool
-
-
-class ProfileResult(Message):
-    """Outcome of Profile."""
-
-    kind: Literal["profile_result"] = "profile_result"
-    kernels: list[ProfiledKernel] = Field(max_length=10_000)
-
-
 # "resources": the harness's own bookkeeping (snapshots, handing outputs over) ran out of
 # memory, which is not the candidate's fault.
 ErrorKind = Literal["compile", "construct", "runtime", "resources", "internal"]
@@ -261,7 +293,7 @@ class Failure(Message):
 
 
 Reply = Annotated[
-    Ready | Loaded | RunResult | CompileResult | TrialResult | SampleResult | GraphCaptured | ProfileResult | Failure,
+    Ready | Loaded | RunResult | LaunchQuery | CompileResult | TrialResult | SampleResult | GraphCaptured | Failure,
     Field(discriminator="kind"),
 ]
 COMMAND = TypeAdapter(Command)

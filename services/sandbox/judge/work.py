@@ -1,0 +1,244 @@
+"""Proof of work, judged: the kernels must produce the output's information, not merely run.
+
+Three checks (docs/EVALUATION.md, "Proof of work"):
+
+1. What each launch wrote (candidate/work.py, every checked call): a call in which no launch
+   of the candidate's own kernels wrote data (it stored nothing, only filled a buffer with one
+   value, or only copied an argument) did no work: HACKED (``Evaluation.check_launches``).
+2. Knock-out calls: at every size the judge checks (the tiny run, then each size and dtype of
+   the correctness variants) one more call on fresh inputs, placed at random among the checked
+   calls of that size, in which every element the candidate's own kernels write is replaced by
+   another finite value of the same kind. Nothing in the candidate's process tells it from any
+   other checked call before its first kernel ran. The share of output elements that then
+   differ from the reference is the share of the output the kernels produce: none at all
+   (the outputs stay right) is HACKED, so is a call that raises only when the kernels' results
+   are replaced (a check on them, not a use of them). With two or more kernels, one more call
+   at the task's sizes per kernel replaces only that kernel's writes: a kernel whose results
+   never reach the output earns no coverage.
+3. The PyTorch trace (candidate/trace.py, every checked call): a tensor that PyTorch computed
+   without any result of the kernels, and that equals an output, confirmed here against the
+   reference, means PyTorch computed that output: HACKED.
+
+Coverage (the PR term) then counts only kernels that did work and whose results reach the
+output, scaled by the share of the output the kernels produce at the task's sizes; ``note``
+says why, for the feedback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from services.sandbox.judge.candidate_client import CandidateRun
+from services.sandbox.judge.compare import close_at, moved_share
+from services.sandbox.judge.reference import ReferenceRun, TaskFailed
+from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, PyTorchMatch, RunSpec
+
+if TYPE_CHECKING:
+    from services.sandbox.judge.funnel import Evaluation
+
+# A confirmation needs this many sampled positions (the trace samples up to 1024).
+_MIN_POSITIONS = 8
+FULL_SHARE = 0.95
+
+
+@dataclass(frozen=True)
+class KnockOut:
+    """One knock-out call: the candidate's and the reference's specs (they differ for another
+    precision), the dtypes expected back, where it runs (for messages), and the kernels whose
+    writes it replaces (None: all of them)."""
+
+    candidate: RunSpec
+    reference: RunSpec
+    where: str
+    expected_dtypes: tuple[torch.dtype, ...] | None = None
+    kernels: frozenset[str] | None = None
+    task_sizes: bool = False
+
+    def order(self, kernel: str) -> bool:
+        return self.kernels is None or kernel in self.kernels
+
+
+class WorkCheck:
+    """The proof-of-work findings of one evaluation."""
+
+    def __init__(self, evaluation: Evaluation) -> None:
+        self.evaluation = evaluation
+        self.random = random.Random(secrets.randbits(64))
+        self.task_shares: list[float] = []  # output share of the knock-outs at the task's sizes
+        self.unreached: set[str] = set()  # kernels whose results never reached the output
+        self.working: set[str] = set()  # kernels the probe saw writing data
+        self.idle: set[str] = set()  # kernels the probe saw writing no data
+
+    # Planning ---------------------------------------------------------------------------
+
+    def slot(self, calls: int) -> int:
+        """Where among ``calls`` checked calls of one size its knock-out goes (0: first)."""
+        return self.random.randint(0, calls)
+
+    def fresh(self, spec: RunSpec) -> RunSpec:
+        """``spec`` on inputs no other call uses, from a seed the candidate cannot predict."""
+        return dataclasses.replace(spec, input_seed=self.random.randrange(10**6, 10**9))
+
+    def knock_outs(
+        self,
+        candidate: RunSpec,
+        reference: RunSpec,
+        where: str,
+        expected_dtypes: tuple[torch.dtype, ...] | None,
+        task_sizes: bool,
+    ) -> list[KnockOut]:
+        """The knock-out calls for one size: all kernels at once, and at the task's sizes one
+        per kernel when there are several, in random order."""
+        seed = self.random.randrange(10**6, 10**9)
+        plans = [KnockOut(candidate, reference, where, expected_dtypes, None, task_sizes)]
+        kernels = sorted(self.evaluation.kernels)
+        if task_sizes and len(kernels) > 1:
+            plans += [
+                KnockOut(candidate, reference, f"{where}, only {name}", expected_dtypes, frozenset({name}), True)
+                for name in kernels
+            ]
+        self.random.shuffle(plans)
+        return [
+            dataclasses.replace(
+                plan,
+                candidate=dataclasses.replace(plan.candidate, input_seed=seed + index),
+                reference=dataclasses.replace(plan.reference, input_seed=seed + index),
+            )
+            for index, plan in enumerate(plans)
+        ]
+
+    # Checks -----------------------------------------------------------------------------
+
+    def knock_out(self, plan: KnockOut) -> str:
+        """Runs one knock-out call and returns what it showed; a hack it finds is added to the
+        evidence, on which the stage stops (so that every finding of the stage is reported)."""
+        evaluation = self.evaluation
+        try:
+            expected = evaluation.reference_run(plan.reference)
+        except TaskFailed:
+            return f"{plan.where}: not knocked out (the reference fails on these inputs)"
+        try:
+            run = evaluation.candidate_run(
+                plan.candidate, expected, knock_out=plan.order, expected_dtypes=plan.expected_dtypes
+            )
+        except CandidateFailed as failure:
+            if failure.kind != "runtime" or self._fails_anyway(plan, expected):
+                return f"{plan.where}: not knocked out (the call fails without a knock-out too)"
+            first = str(failure).strip().splitlines()[0][:300] if str(failure).strip() else failure.kind
+            reason = (
+                f"{plan.where}: forward fails when what its Triton kernels wrote is replaced by other finite "
+                f"values ({first}): its outputs do not use those results, a check on them does"
+            )
+            evaluation.evidence.add(reason)
+            return reason
+        evaluation.check_run(run, plan.where)
+        evaluation.check_launches(run.result.launches, plan.where)
+        if run.result.overwritten == 0:
+            return f"{plan.where}: no kernel results to knock out"
+        count = len(run.result.output_strides) or len(run.outputs)
+        dtypes = list(plan.expected_dtypes) if plan.expected_dtypes else [t.dtype for t in expected.outputs]
+        floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
+        share = moved_share(run.outputs[:count], expected.outputs, dtypes, evaluation.tolerance(floating))
+        if plan.kernels is not None:
+            if share == 0:
+                self.unreached |= plan.kernels
+            return f"{plan.where}: {share:.0%} of the output moved"
+        if share == 0:
+            reason = (
+                f"{plan.where}: its outputs stay correct with what its Triton kernels wrote replaced by other values "
+                f"({run.result.overwritten} tensor(s)), so those kernels do not compute the output"
+            )
+            evaluation.evidence.add(reason)
+            return reason
+        if plan.task_sizes:
+            self.task_shares.append(share)
+        return f"{plan.where}: {share:.0%} of the output moved when its kernels' results were replaced"
+
+    def _fails_anyway(self, plan: KnockOut, expected: ReferenceRun) -> bool:
+        """Whether the same call, not knocked out, fails too (then the checked calls of this
+        size decide the verdict)."""
+        try:
+            self.evaluation.candidate_run(plan.candidate, expected, expected_dtypes=plan.expected_dtypes)
+        except CandidateFailed:
+            return True
+        return False
+
+    def confirm(self, run: CandidateRun, expected: ReferenceRun, where: str) -> None:
+        """Adds to the evidence (the stage stops on it) an output that nothing the trace saw
+        wrote, and a tensor PyTorch computed without the kernels that equals an output."""
+        for index in run.result.unseen_outputs:
+            if index < len(expected.outputs):
+                self.evaluation.evidence.add(
+                    f"{where}: {self._label(index, expected.outputs)} was written neither by its Triton kernels nor by "
+                    "any PyTorch operator of its forward (computed out of sight, e.g. on another thread or in NumPy)"
+                )
+        for match in run.result.pytorch_matches:
+            if self._confirmed(match, expected.outputs):
+                self.evaluation.evidence.add(
+                    f"{where}: PyTorch computed {self._label(match.output, expected.outputs)} without its Triton "
+                    f"kernels ({match.operator} made a tensor equal to it before any result of its kernels entered "
+                    f"it; checked at {len(match.positions)} positions against the reference)"
+                )
+
+    def _confirmed(self, match: PyTorchMatch, outputs: Sequence[torch.Tensor]) -> bool:
+        if match.output >= len(outputs) or len(match.positions) != len(match.values):
+            return False
+        if len(match.positions) < _MIN_POSITIONS:
+            return False
+        reference = outputs[match.output]
+        tolerance = self.evaluation.tolerance(reference.dtype if reference.is_floating_point() else torch.float32)
+        values = torch.tensor(match.values, dtype=torch.float64)
+        return close_at(values, reference, torch.tensor(match.positions, dtype=torch.int64), tolerance)
+
+    @staticmethod
+    def _label(index: int, outputs: Sequence[torch.Tensor]) -> str:
+        return f"output {index}" if len(outputs) > 1 else "the output"
+
+    def note_launches(self, launches: Sequence[LaunchRecord]) -> None:
+        """Remembers which kernels the probe saw writing data, and which writing none."""
+        for launch in launches:
+            if launch.own and launch.programs > 0 and launch.wrote is not None:
+                if launch.wrote == "data" and launch.stored_bytes != 0:
+                    self.working.add(launch.name)
+                else:
+                    self.idle.add(launch.name)
+
+    # Coverage ---------------------------------------------------------------------------
+
+    def credited(self, name: str) -> bool:
+        """Whether an own kernel's time counts toward coverage: not if its results never
+        reached the output, nor if the probe saw it write no data (kernels it never saw, such
+        as those only replayed from a CUDA graph, keep their time)."""
+        return name not in self.unreached and (name in self.working or name not in self.idle)
+
+    def share(self) -> float:
+        """The share of the output the kernels produce at the task's sizes, as a factor on
+        coverage (1 when unknown). A replaced value can land within the tolerance of the right
+        one by chance (about 1% of them): from FULL_SHARE on, the kernels make all of it."""
+        return min(1.0, min(self.task_shares, default=1.0) / FULL_SHARE)
+
+    def note(self, own: set[str]) -> str:
+        """Why coverage counts less than the own kernels' share of device time, in words."""
+        parts = []
+        unreached = sorted(own & self.unreached)
+        idle = sorted(name for name in own - self.unreached if not self.credited(name))
+        if unreached:
+            parts.append(f"the results of {', '.join(unreached)} never reach the output")
+        if idle:
+            parts.append(f"{', '.join(idle)} wrote no data")
+        if parts:
+            parts[-1] += " (no coverage for them)"
+        share = self.share()
+        if share < 1.0:
+            parts.append(
+                f"its kernels produce {min(self.task_shares):.0%} of the output's elements (the rest is "
+                f"PyTorch's), so coverage is scaled by {share:.2f}"
+            )
+        return "; ".join(parts)

@@ -1,0 +1,300 @@
+"""Proof of work in the candidate's process: what the work probe says each launch wrote, what a
+knock-out puts in its place (services/sandbox/candidate/work.py), and which PyTorch results
+the trace reports as equal to an output (services/sandbox/candidate/trace.py).
+
+The probe and trace patch Triton and push a dispatch mode process-wide, so the scenarios run
+in a subprocess set up as the harness sets up a candidate's process: on CPU (the Triton
+interpreter) and, marked ``gpu``, on a GPU (compiled kernels through ``JITFunction.run``);
+replacement values are checked here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from services.sandbox.candidate.work import MIN_SCALE, replace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _generator() -> torch.Generator:
+    generator = torch.Generator()
+    generator.manual_seed(0)
+    return generator
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_replaced_floats_all_move_beyond_any_tolerance_and_stay_finite(dtype: torch.dtype) -> None:
+    """Small values (a softmax's) move by more than the judge's atol; zeros and NaN too."""
+    values = torch.cat([torch.full((64,), 1e-4), torch.zeros(64), torch.tensor([float("nan"), float("inf")])])
+    tensor = values.to(dtype).clone()
+    replace(tensor, _generator())
+    assert bool(torch.isfinite(tensor).all())
+    moved = (tensor.double() - values.double().nan_to_num(0.0, 0.0, 0.0)).abs()
+    assert float(moved[:128].min()) >= MIN_SCALE / 2 * 0.99
+
+
+def test_replaced_integers_stay_within_their_range_and_all_change() -> None:
+    indices = torch.arange(4).repeat(16)
+    tensor = indices.clone()
+    replace(tensor, _generator())
+    assert int(tensor.min()) >= 0 and int(tensor.max()) <= 3
+    assert bool((tensor != indices).all())
+
+
+def test_replaced_booleans_flip() -> None:
+    mask = torch.tensor([True, False, True])
+    replace(mask, _generator())
+    assert mask.tolist() == [False, True, False]
+
+
+_DRIVER = """
+import importlib.util, json, sys
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+from services.sandbox.candidate import cpu_support
+from services.sandbox.candidate.bounds import InterpreterMonitor
+from services.sandbox.candidate.launches import LaunchRecorder
+from services.sandbox.candidate.trace import PyTorchTrace
+from services.sandbox.candidate.work import WorkProbe
+
+path, device = sys.argv[1], sys.argv[2]
+if device == "cpu":
+    cpu_support.install()
+monitor = InterpreterMonitor()
+monitor.install()
+recorder = LaunchRecorder(path, monitor.last_stored_bytes)
+recorder.install()
+sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+probe = WorkProbe(path, recorder, _disable_current_modes, recorder.capturing, sync)
+probe.install()
+trace = PyTorchTrace(lambda: probe.launches, _disable_current_modes, recorder.capturing)
+spec = importlib.util.spec_from_file_location("candidate", path)
+module = importlib.util.module_from_spec(spec)
+sys.modules["candidate"] = module
+spec.loader.exec_module(module)
+torch.use_deterministic_algorithms(True, warn_only=True)  # as in every checked call
+torch.utils.deterministic.fill_uninitialized_memory = True
+results = {}
+for name, (forward, knock_out) in module.SCENARIOS.items():
+    asked = []
+    def order(kernel, knock_out=knock_out):
+        asked.append(kernel)
+        return knock_out
+    recorder.take()
+    trace.begin()
+    with trace, probe.armed(order, trace.written):
+        outputs = forward()
+    results[name] = {
+        "wrote": [launch.wrote for launch in recorder.take() if launch.own],
+        "asked": asked,
+        "knocked_out": probe.knocked_out,
+        "matches": sorted({match.operator for match in trace.matches(outputs)}),
+        "unseen": trace.unseen(outputs),
+        "right": bool(torch.allclose(outputs[0], module.expected(name), atol=1e-2, rtol=1e-2)),
+    }
+print(json.dumps(results))
+"""
+
+_CANDIDATE = """
+import os
+import threading
+
+import torch
+import triton
+import triton.language as tl
+
+torch.manual_seed(0)
+X = torch.randn(8, 32).to(os.environ["WORK_TEST_DEVICE"])
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=mask), 0.0), mask=mask)
+
+
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, factor, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * factor, mask=mask)
+
+
+@triton.jit
+def store_back_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def launch(kernel, *args):
+    kernel[(triton.cdiv(X.numel(), 128),)](*args, X.numel(), BLOCK=128)
+
+
+def honest():
+    y = torch.empty_like(X)
+    launch(relu_kernel, X, y)
+    return [y]
+
+
+def twice_knocked_out():
+    y = torch.empty_like(X)
+    launch(relu_kernel, X, y)
+    launch(relu_kernel, X, y)
+    return [y]
+
+
+def stores_back():
+    x = X.clone()
+    launch(store_back_kernel, x)
+    return [torch.relu(x)]
+
+
+def copies():
+    staged = torch.empty_like(X)
+    launch(scale_kernel, X, staged, 1.0)
+    return [torch.relu(staged)]
+
+
+def adds_zeros():
+    z = torch.empty_like(X)
+    launch(scale_kernel, X, z, 0.0)
+    return [torch.relu(X) + z]
+
+
+def adds_negligible():
+    t = torch.empty_like(X)
+    launch(scale_kernel, X, t, 1e-30)
+    return [torch.relu(X + t)]
+
+
+def derived():
+    h = torch.empty_like(X)
+    launch(scale_kernel, X, h, 2.0)
+    return [torch.relu(h) * 0.5]
+
+
+@torch.library.custom_op("work_test::relu", mutates_args=())
+def relu_op(x: torch.Tensor) -> torch.Tensor:
+    y = torch.empty_like(x)
+    launch(relu_kernel, x, y)
+    return y
+
+
+def custom_op():
+    return [relu_op(X)]
+
+
+def thread_made():
+    y = torch.empty_like(X)
+    launch(relu_kernel, X, y)
+    box = []
+    worker = threading.Thread(target=lambda: box.append(torch.relu(X)))
+    worker.start()
+    worker.join()
+    return [box[0]]
+
+
+SCENARIOS = {
+    "honest": (honest, False),
+    "knocked_out": (twice_knocked_out, True),
+    "stores_back": (stores_back, False),
+    "copies": (copies, False),
+    "adds_zeros": (adds_zeros, False),
+    "adds_negligible": (adds_negligible, False),
+    "derived": (derived, False),
+    "custom_op": (custom_op, False),
+    "thread_made": (thread_made, False),
+}
+
+
+def expected(name):
+    return torch.relu(X)
+"""
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")],
+        ),
+    ],
+)
+def scenarios(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    device = request.param
+    directory = tmp_path_factory.mktemp(f"work-{device}")
+    path = directory / "candidate.py"
+    path.write_text(textwrap.dedent(_CANDIDATE))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORK_TEST_DEVICE": device}
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _DRIVER, str(path), device],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=directory,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_an_honest_kernel_wrote_data_and_pytorch_made_nothing_equal_to_the_output(scenarios: dict) -> None:
+    assert scenarios["honest"] == {
+        "wrote": ["data"],
+        "asked": ["relu_kernel"],
+        "knocked_out": 0,
+        "matches": [],
+        "unseen": [],
+        "right": True,
+    }
+
+
+def test_a_knock_out_is_asked_once_per_kernel_and_replaces_what_every_launch_wrote(scenarios: dict) -> None:
+    run = scenarios["knocked_out"]
+    assert run["asked"] == ["relu_kernel"]
+    assert run["knocked_out"] == 2
+    assert not run["right"]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "wrote"),
+    [("stores_back", "nothing"), ("copies", "copy"), ("adds_zeros", "constant")],
+)
+def test_launches_that_write_no_data_are_told_apart(scenarios: dict, scenario: str, wrote: str) -> None:
+    assert scenarios[scenario]["wrote"] == [wrote]
+
+
+@pytest.mark.parametrize("scenario", ["stores_back", "adds_zeros", "adds_negligible"])
+def test_pytorch_results_equal_to_the_output_are_reported(scenarios: dict, scenario: str) -> None:
+    assert scenarios[scenario]["right"]
+    assert "aten.relu.default" in scenarios[scenario]["matches"]
+
+
+@pytest.mark.parametrize("scenario", ["derived", "custom_op", "copies"])
+def test_results_made_from_the_kernels_are_not_pytorchs(scenario: str, scenarios: dict) -> None:
+    assert scenarios[scenario]["right"]
+    assert scenarios[scenario]["matches"] == []
+
+
+def test_an_output_made_out_of_the_traces_sight_is_reported(scenarios: dict) -> None:
+    """PyTorch on another thread: no operator the trace saw and no kernel wrote the output."""
+    assert scenarios["thread_made"]["right"]
+    assert scenarios["thread_made"]["unseen"] == [0]
+    assert all(scenarios[name]["unseen"] == [] for name in ("derived", "custom_op", "copies", "adds_zeros"))
