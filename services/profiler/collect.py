@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch._C._profiler import _ExperimentalConfig
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
@@ -103,9 +102,7 @@ def profile_calls(
     is handed the running profiler (to pause it around work that is not the calls')."""
     cuda = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    # On CPU, operators on threads other than the caller's count too.
-    options: dict[str, Any] = {} if cuda else {"experimental_config": _ExperimentalConfig(profile_all_threads=True)}
-    with profile(activities=activities, record_shapes=not cuda, with_flops=not cuda, **options) as prof:
+    with profile(activities=activities, record_shapes=not cuda, with_flops=not cuda) as prof:
         if started is not None:
             started(prof)
         for _ in range(calls):
