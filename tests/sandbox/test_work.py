@@ -10,17 +10,19 @@ replacement values are checked here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
 import torch
 
-from services.sandbox.candidate.work import MIN_SCALE, replace
+from services.sandbox.candidate.work import MIN_SCALE, WorkProbe, replace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -298,3 +300,18 @@ def test_an_output_made_out_of_the_traces_sight_is_reported(scenarios: dict) -> 
     assert scenarios["thread_made"]["right"]
     assert scenarios["thread_made"]["unseen"] == [0]
     assert all(scenarios[name]["unseen"] == [] for name in ("derived", "custom_op", "copies", "adds_zeros"))
+
+
+def test_a_graph_replay_after_a_knock_out_leaves_the_call_knocking_out_nothing() -> None:
+    """An honest candidate that launches once, then captures and replays its kernel rewrites
+    what the knock-out replaced: the call must not count as knocked out (false HACKED on an H100,
+    legit/cuda_graph_inside)."""
+    probe = WorkProbe("candidate.py", None, contextlib.nullcontext, lambda: None, lambda: None)
+    written: list[object] = []
+
+    graph = types.SimpleNamespace(drkernel_written=[torch.zeros(4)])
+    with probe.armed(lambda _kernel: True, written.extend):
+        probe.knocked_out = 1  # as after an eager launch whose writes were replaced
+        probe.replayed(graph)
+        assert probe.knocked_out == 0
+    assert len(written) == 1

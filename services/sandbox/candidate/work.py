@@ -214,10 +214,14 @@ class WorkProbe:
                 self._order, self._on_written = None, lambda _: None
 
     def replayed(self, graph: Any) -> None:
-        """A CUDA graph replayed: what its captured own launches could write is written."""
+        """A CUDA graph replayed: what its captured own launches could write is written. The
+        replay also writes again whatever a knock-out replaced before it in this call (an honest
+        candidate launches once eagerly, then captures and replays), so this call's outputs can
+        no longer show whether they need the kernels' results: it knocked nothing out."""
         written = getattr(graph, "drkernel_written", ())
         if written and self._order is not None:
             self._on_written([(tensor, tensor.numel()) for tensor in written])
+            self.knocked_out = 0
 
     def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
         probe = self
