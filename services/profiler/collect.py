@@ -39,6 +39,8 @@ BANDWIDTH_BYTES_PER_US = 3.0e6
 MATH_RATE_FLOPS_PER_US = 4.0e8
 _ASSUMED_ELEMENT_BYTES = 4
 # Operators that only allocate or reinterpret memory: no device kernel, no modelled time.
+# Allocations: in deterministic mode they fill the memory they return (NaN), as a child op.
+_ALLOCATION_OPS = frozenset({"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty"})
 _NO_KERNEL_OPS = frozenset(
     {
         "aten::empty",
@@ -130,8 +132,12 @@ def profile_calls(
 
 def _costs_device_time(event: Any) -> bool:
     """Whether a CPU profile charges this event as a PyTorch operator of its own (the module
-    docstring says which are)."""
+    docstring says which are). A fill inside an allocation is not: that is PyTorch's
+    deterministic mode filling fresh memory (the sandbox's checked calls turn it on), not work
+    the forward asked for."""
     if not event.name.startswith("aten::") or event.name in _NO_KERNEL_OPS:
+        return False
+    if event.cpu_parent is not None and event.cpu_parent.name in _ALLOCATION_OPS:
         return False
     parent = event.cpu_parent
     while parent is not None:
@@ -150,5 +156,5 @@ def method(device: torch.device) -> str:
     return (
         "CPU model: device time on an H100-like roofline (3 TB/s, 400 TFLOP/s) from the useful bytes and "
         "FLOPs of each interpreted Triton launch (distinct bytes read and written, FLOPs capped by them) "
-        "and of each PyTorch operator, whatever range it runs in, on every thread"
+        "and of each PyTorch operator of the calling thread, whatever range it runs in"
     )

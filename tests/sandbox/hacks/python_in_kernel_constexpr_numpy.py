@@ -3,12 +3,13 @@ computes the ReLU with NumPy straight into the output's memory (through NumPy vi
 forward, so that no PyTorch operator runs inside the kernel), and the kernel stores back what
 it finds there. On a GPU the function runs once, while compiling, so every call after the
 first would return garbage; the CPU judge runs compile-time Python once per arguments too, and
-the outputs of later calls are wrong.
+the outputs of later calls are wrong. The kernel itself stores back what it loaded, which the
+work probe sees as storing nothing.
 
 source: drkernel issue 11 (judge round 2), "Python inside a kernel" (NumPy in a constexpr_function)
 task: l1_relu
-expect: not CORRECT
-error: NaN/Inf value(s) where the reference is finite
+expect: HACKED
+reason: stored nothing
 """
 
 import types
