@@ -7,7 +7,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 PROTOS := $(wildcard protos/drkernel/v1/*.proto)
 
-.PHONY: venv demo test test-fast test-gpu test-vllm lint fmt protos check-protos lint-protos system-deps clean
+.PHONY: venv demo test test-heavy test-fast test-gpu test-vllm lint fmt protos check-protos lint-protos system-deps clean
 
 ## venv: create or update .venv with the CPU dependencies (idempotent)
 venv: $(STAMP)
@@ -50,9 +50,15 @@ fmt: venv
 demo: venv
 	$(PY) -m services.sandbox.demo
 
-## test: set up, then static checks, proto lint, stub check and the whole CPU test suite
+## test: set up, then static checks, proto lint, stub check and the CPU test suite (what CI runs:
+## everything but the tests marked heavy, to stay under 15 minutes on 2 cores)
 test: venv lint lint-protos check-protos
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not heavy"
+
+## test-heavy: the tests CI leaves out: the whole hack corpus through a server and the real
+## training runs (about 15 minutes on 2 cores); run before landing judge or trainer changes
+test-heavy: venv
+	$(PY) -m pytest -m heavy
 
 ## test-fast: the edit loop: every test not marked slow (no corpus through a server, no real
 ## training run), no static checks; well under two minutes on 2 cores

@@ -108,6 +108,7 @@ def judged_sample() -> list[FamilyTask]:
     return [*family_sample(), by_name["fam_mean_dim1_16x64x96"], by_name["fam_max_dim2_16x64x96"]]
 
 
+@pytest.mark.heavy
 def test_the_first_half_of_the_sample_is_judged_correct_and_a_broken_solution_is_not(
     sandbox: Any, background_loop: Any
 ) -> None:
@@ -123,6 +124,7 @@ def test_the_first_half_of_the_sample_is_judged_correct_and_a_broken_solution_is
     assert "fam_relu_broken_16x1024" in next(line for line in table.splitlines() if "INCORRECT" in line)
 
 
+@pytest.mark.heavy
 def test_the_second_half_of_the_sample_is_judged_correct(sandbox: Any, background_loop: Any) -> None:
     sample = judged_sample()
     half = sample[len(sample) // 2 :]

@@ -22,7 +22,7 @@ from safetensors.torch import load_file, save_file
 from services.trainer.loop import train
 from services.trainer.run_config import RunConfig
 
-pytestmark = pytest.mark.slow  # a real RL run
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a real RL run
 
 STEPS = 12
 

@@ -19,7 +19,7 @@ import yaml
 from services.trainer.loop import train
 from services.trainer.run_config import RunConfig
 
-pytestmark = pytest.mark.slow  # a real run killed and resumed
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a real run killed and resumed
 
 STEPS = 6
 
