@@ -379,6 +379,8 @@ def run_bench(args: argparse.Namespace) -> int:
     for skipped in plan.skipped:
         print(f"drkernel: skipped {skipped}", file=sys.stderr)
     report, files = bench(plan, settings, bench_settings, args.out, progress=sys.stderr.isatty())
+    for failure in report.run.policy_failures:
+        print(f"drkernel: no generations for {failure}", file=sys.stderr)
     failed = report.summary.verdicts.get("ENVIRONMENT_ERROR", 0)
     if failed:
         print(

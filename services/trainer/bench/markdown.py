@@ -124,6 +124,8 @@ def render(report: Report) -> str:
             for t in report.tasks
         ],
     )
+    if run.policy_failures:
+        lines += ["## Tasks the policy failed on", ""] + [f"- {_cell(line)}" for line in run.policy_failures] + [""]
     if report.skipped:
         lines += ["## Skipped lines", ""] + [f"- {_cell(line)}" for line in report.skipped] + [""]
     lines += ["## Plots", ""] + [f"![{title}]({file})" for file, title, _ in PLOTS] + [""]

@@ -192,6 +192,7 @@ async def _run(plan: Plan, root: Settings, settings: BenchSettings, out: Path, p
     reward = root.sandbox.reward
     rollout = rollout_settings(settings)
     seconds: dict[str, float] = {}
+    failures: list[str] = []
     async with AsyncExitStack() as stack:
         addresses = list(settings.sandboxes)
         if not addresses:
@@ -213,7 +214,7 @@ async def _run(plan: Plan, root: Settings, settings: BenchSettings, out: Path, p
             )
             stack.push_async_callback(policy.close)
             tasks = plan.task_set.tasks
-            judged = await refine(tasks, policy, cached, rollout, reward, settings.seed, progress)
+            judged, failures = await refine(tasks, policy, cached, rollout, reward, settings.seed, progress)
             seconds["sampling_and_judging"] = time.perf_counter() - phase
     if plan.generations_file is None or plan.generations_file.is_dir():
         write_generations(out / GENERATIONS_FILE, [g for g, _ in judged])
@@ -240,7 +241,7 @@ async def _run(plan: Plan, root: Settings, settings: BenchSettings, out: Path, p
         seconds["baselines"] = time.perf_counter() - phase
     results = with_compile_speedups(results, baselines)
     seconds["total"] = time.perf_counter() - clock
-    return _report(plan, settings, results, baselines, device, started, seconds, cached)
+    return _report(plan, settings, results, baselines, device, started, seconds, cached, failures)
 
 
 def _versions() -> dict[str, str]:
@@ -264,6 +265,7 @@ def _report(
     started: datetime,
     seconds: dict[str, float],
     cached: CachedSandbox,
+    failures: list[str],
 ) -> Report:
     task_set = plan.task_set
     policy_mode = plan.generations_file is None
@@ -283,6 +285,7 @@ def _report(
         evaluations_reused=cached.hits,
         evaluations_judged=cached.judged,
         evaluation_seconds=latency(results),
+        policy_failures=failures,
     )
     return Report(
         run=run,

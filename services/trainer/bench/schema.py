@@ -160,6 +160,7 @@ class RunInfo(_Record):
     evaluations_reused: int = Field(0, description="Evaluations answered from the cache (or judged once for two).")
     evaluations_judged: int = 0
     evaluation_seconds: dict[str, float] = Field({}, description="Median, p90 and max of the judge's own time.")
+    policy_failures: list[str] = Field([], description="Tasks the policy failed on (they count as missing), and why.")
 
 
 class Report(_Record):

@@ -124,3 +124,36 @@ def test_the_example_generations_file(
     assert "Fast@0 vs eager" in text and "+66.7 pt" in text  # 1/3 of tasks correct, then 1/1
     assert "l1_relu" in text and "(absent)" in text
     assert_png(tmp_path / "compare.png")
+
+
+def test_a_policy_refines_over_turns(
+    sandbox: RunningSandbox, tiny_policy_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The policy path (a tiny random model served here, the training rollout, the best-reward
+    history window): N samples x T turns per task become generations, reported per turn and
+    per N, and written out as a generations file."""
+    out = tmp_path / "out"
+    summary, _ = bench(
+        capsys,
+        "--model",
+        str(tiny_policy_dir),
+        "--problems",
+        "l1_relu",
+        "--samples",
+        "2",
+        "--turns",
+        "2",
+        "--max-tokens",
+        "8",
+        "--sandbox",
+        sandbox.address,
+        "--out",
+        str(out),
+    )
+    report = read_report(out)
+    assert (summary["tasks"], summary["generations"]) == (1, 4)
+    assert report.run.source == "policy" and report.run.policy == "embedded" and report.run.policy_failures == []
+    assert [(g.sample, g.turn) for g in report.generations] == [(0, 1), (0, 2), (1, 1), (1, 2)]
+    assert [t.turn for t in report.turns] == [1, 2] and [b.n for b in report.best_of_n] == [1, 2]
+    written = [json.loads(line) for line in (out / "generations.jsonl").read_text().splitlines()]
+    assert [(g["task"], g["sample"], g["turn"]) for g in written] == [("l1_relu", s, t) for s in (0, 1) for t in (1, 2)]
