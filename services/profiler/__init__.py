@@ -1,6 +1,6 @@
 """The profiler's public API for the other services.
 
-Collecting (``profile_calls``, ``KernelTime``, ``method``, ``TRITON_RANGE_PREFIX``) needs torch;
+Collecting (``profile_calls``, ``KernelTime``, ``method``, ``TRITON_RANGE_PREFIX``, ``JUDGE_RANGE``) needs torch;
 summarising (``kernel_profiles``, ``profile_summary``, ``bottleneck_text``, the ``ProfileSummary`` they
 build and ``summary_proto``, which turns it into common.proto's message) does not. Names are
 imported on first use, so that a process needing only a summary (the sandbox's server) never
@@ -13,7 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from services.profiler.collect import TRITON_RANGE_PREFIX, KernelTime, method, profile_calls
+    from services.profiler.collect import JUDGE_RANGE, TRITON_RANGE_PREFIX, KernelTime, method, profile_calls
     from services.profiler.summary import (
         KernelProfile,
         ProfileSummary,
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 _DEFINED_IN = {
     "TRITON_RANGE_PREFIX": "collect",
+    "JUDGE_RANGE": "collect",
     "KernelTime": "collect",
     "method": "collect",
     "profile_calls": "collect",
@@ -36,6 +37,7 @@ _DEFINED_IN = {
     "summary_proto": "summary",
 }
 __all__ = [
+    "JUDGE_RANGE",
     "TRITON_RANGE_PREFIX",
     "KernelProfile",
     "KernelTime",

@@ -18,7 +18,9 @@ Every PyTorch operator counts, on every thread, whatever profiler event it is ne
 left out, its cost being its caller's. The one exception is the interpreter's own bookkeeping
 around each launch (it allocates views of the arguments and copies them back), nested in the
 launch's range: operators the kernel's body itself runs are counted, and make the verdict
-HACKED anyway (services/sandbox/candidate/kernel_code.py).
+HACKED anyway (services/sandbox/candidate/kernel_code.py). Work the judge does inside a profiled
+call runs in a ``JUDGE_RANGE`` range and is left out on both devices (on a GPU with the kernels
+its operators launch); the sandbox refuses a forward that names a range so itself.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 TRITON_RANGE_PREFIX = "triton::"
+# A profiler range around the judge's own work inside a profiled call (the sandbox's
+# snapshots and checks in the candidate's process): not counted.
+JUDGE_RANGE = "drkernel::judge"
 # The roofline of the CPU model, H100-like: HBM3 bandwidth and TF32 tensor-core rate.
 BANDWIDTH_BYTES_PER_US = 3.0e6
 MATH_RATE_FLOPS_PER_US = 4.0e8
@@ -92,34 +97,39 @@ def modeled_us(moved_bytes: float, flops: float) -> float:
     return max(moved_bytes / BANDWIDTH_BYTES_PER_US, flops / MATH_RATE_FLOPS_PER_US)
 
 
+def _in_judge_range(event: Any) -> bool:
+    while event is not None:
+        if event.name == JUDGE_RANGE:
+            return True
+        event = event.cpu_parent
+    return False
+
+
 def profile_calls(
-    run: Callable[[], Any],
-    calls: int,
-    device: torch.device,
-    interpreted: Traffic | None = None,
-    started: Callable[[profile], Any] | None = None,
+    run: Callable[[], Any], calls: int, device: torch.device, interpreted: Traffic | None = None
 ) -> list[KernelTime]:
     """Runs ``run`` ``calls`` times under the profiler and totals time per kernel name.
-    ``interpreted`` gives the traffic of interpreted Triton launches (CPU only); ``started``
-    is handed the running profiler (to pause it around work that is not the calls')."""
+    ``interpreted`` gives the traffic of interpreted Triton launches (CPU only). Work inside
+    a ``JUDGE_RANGE`` range is the judge's own and is left out, with the device kernels its
+    operators launched."""
     cuda = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=activities, record_shapes=not cuda, with_flops=not cuda) as prof:
-        if started is not None:
-            started(prof)
         for _ in range(calls):
             run()
         if cuda:
             torch.cuda.synchronize(device)
     launches: dict[str, int] = defaultdict(int)
     times: dict[str, float] = defaultdict(float)
+    events = prof.events()
     if cuda:
-        for event in prof.events():
-            if event.device_type == DeviceType.CUDA:
+        judges = {e.id for e in events if e.device_type == DeviceType.CPU and _in_judge_range(e)}
+        for event in events:
+            if event.device_type == DeviceType.CUDA and getattr(event, "linked_correlation_id", 0) not in judges:
                 launches[event.name] += 1
                 times[event.name] += float(event.time_range.elapsed_us())
     else:
-        for event in prof.events():
+        for event in events:
             if _costs_device_time(event):
                 numel = sum(math.prod(shape) for shape in event.input_shapes if shape)
                 launches[event.name] += 1
@@ -141,6 +151,8 @@ def _costs_device_time(event: Any) -> bool:
         return False
     parent = event.cpu_parent
     while parent is not None:
+        if parent.name == JUDGE_RANGE:
+            return False  # the judge's own work
         if parent.name.startswith("aten::") and parent.name not in _NO_KERNEL_OPS:
             return False  # its caller's cost
         if parent.name.startswith(TRITON_RANGE_PREFIX) and event.name in _INTERPRETER_OPS:

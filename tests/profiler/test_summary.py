@@ -7,7 +7,7 @@ import threading
 import pytest
 import torch
 
-from services.profiler.collect import TRITON_RANGE_PREFIX, KernelTime, modeled_us, profile_calls
+from services.profiler.collect import JUDGE_RANGE, TRITON_RANGE_PREFIX, KernelTime, modeled_us, profile_calls
 from services.profiler.summary import bottleneck_text, kernel_profiles, profile_summary
 
 
@@ -78,3 +78,28 @@ def test_cpu_profile_leaves_out_only_the_interpreters_copies_inside_a_launch_ran
 
     kernels = {k.name for k in profile_calls(launch, 1, torch.device("cpu"))}
     assert "aten::exp" in kernels and "aten::copy_" not in kernels
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")],
+        ),
+    ],
+)
+def test_work_inside_the_judges_range_is_left_out_of_the_profile(device: str) -> None:
+    """The sandbox's own snapshots inside a profiled call (candidate/harness.py, quiet) are not
+    the candidate's PyTorch work: operators, and on a GPU the kernels they launch, are left out."""
+    x = torch.randn(256, 512, device=device)
+
+    def call() -> None:
+        y = torch.relu(x)
+        with torch.profiler.record_function(JUDGE_RANGE):
+            torch.sigmoid(y.clone())
+
+    with_judge = profile_calls(call, 1, torch.device(device))
+    alone = profile_calls(lambda: torch.relu(x), 1, torch.device(device))
+    assert sorted((k.name, k.launches) for k in with_judge) == sorted((k.name, k.launches) for k in alone)

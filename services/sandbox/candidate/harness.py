@@ -29,7 +29,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 from triton.compiler.errors import CompilationError
 
-from services.profiler import KernelTime, profile_calls
+from services.profiler import JUDGE_RANGE, KernelTime, profile_calls
 from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
@@ -115,16 +115,9 @@ class Harness:
         if device.type == "cuda":
             self.streams.install()
         self._device_sync = torch._C._cuda_synchronize if device.type == "cuda" else (lambda: None)
-        # Checked calls: the profiler running around one (Load.profile), hidden from the
-        # judge's own work inside it (quiet), the work probe and the PyTorch trace.
+        # Checked calls: under the profiler (Load.profile), with the work probe and the
+        # PyTorch trace; the judge's own work inside them is ``quiet``.
         self._profile = False
-        self._profiling: Any = None
-        self._quiet_depth = 0
-        # What the judge's own work must not add to: device kernels on a GPU (coverage counts
-        # device time only there), operators on CPU (the CPU model counts them).
-        self._paused = [
-            torch.profiler.ProfilerActivity.CUDA if device.type == "cuda" else torch.profiler.ProfilerActivity.CPU
-        ]
         self.probe = WorkProbe(self.own_file, self.recorder, self.quiet, self.recorder.capturing, self._device_sync)
         self.probe.install()
         self.recorder.replayed = self.probe.replayed
@@ -356,32 +349,17 @@ class Harness:
             call()
             return outputs, at_return, seconds[0], []
         self.interpreter.take_traffic()
-        try:
-            kernels = profile_calls(call, 1, self.device, self.interpreter.take_traffic, started=self._profiled)
-        finally:
-            self._profiling = None
+        kernels = profile_calls(call, 1, self.device, self.interpreter.take_traffic)
         return outputs, at_return, seconds[0], kernels
 
-    def _profiled(self, profiler: Any) -> None:
-        self._profiling = profiler
-
+    @staticmethod
     @contextmanager
-    def quiet(self) -> Iterator[None]:
-        """The judge's own tensor work inside a checked call: no dispatch mode sees it and the
-        profiler does not record it (device work finishes before the profiler resumes)."""
-        with _disable_current_modes():
-            profiler = None if self._quiet_depth else self._profiling
-            if profiler is not None:
-                self._device_sync()
-                profiler.toggle_collection_dynamic(False, self._paused)
-            self._quiet_depth += 1
-            try:
-                yield
-            finally:
-                self._quiet_depth -= 1
-                if profiler is not None:
-                    self._device_sync()
-                    profiler.toggle_collection_dynamic(True, self._paused)
+    def quiet() -> Iterator[None]:
+        """The judge's own tensor work inside a checked call: no dispatch mode sees it, and
+        the profile leaves it out (JUDGE_RANGE). It does not wait for the device: a write
+        right after forward returns must still be seen as late."""
+        with _disable_current_modes(), torch.profiler.record_function(JUDGE_RANGE):
+            yield
 
     def _ask(self, kernel: str) -> bool:
         """Whether to knock out what ``kernel`` writes in this call: the judge decides, asked
