@@ -13,7 +13,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from services.profiler.collect import JUDGE_RANGE, TRITON_RANGE_PREFIX, KernelTime, method, profile_calls
+    from services.profiler.collect import (
+        JUDGE_RANGE,
+        TRITON_RANGE_PREFIX,
+        KernelTime,
+        method,
+        profile_calls,
+        profile_judged_calls,
+    )
     from services.profiler.summary import (
         KernelProfile,
         ProfileSummary,
@@ -29,6 +36,7 @@ _DEFINED_IN = {
     "KernelTime": "collect",
     "method": "collect",
     "profile_calls": "collect",
+    "profile_judged_calls": "collect",
     "KernelProfile": "summary",
     "ProfileSummary": "summary",
     "bottleneck_text": "summary",
@@ -46,6 +54,7 @@ __all__ = [
     "kernel_profiles",
     "method",
     "profile_calls",
+    "profile_judged_calls",
     "profile_summary",
     "summary_proto",
 ]

@@ -109,9 +109,16 @@ def profile_calls(
     run: Callable[[], Any], calls: int, device: torch.device, interpreted: Traffic | None = None
 ) -> list[KernelTime]:
     """Runs ``run`` ``calls`` times under the profiler and totals time per kernel name.
-    ``interpreted`` gives the traffic of interpreted Triton launches (CPU only). Work inside
-    a ``JUDGE_RANGE`` range is the judge's own and is left out, with the device kernels its
-    operators launched."""
+    ``interpreted`` gives the traffic of interpreted Triton launches (CPU only)."""
+    return profile_judged_calls(run, calls, device, interpreted)[0]
+
+
+def profile_judged_calls(
+    run: Callable[[], Any], calls: int, device: torch.device, interpreted: Traffic | None = None
+) -> tuple[list[KernelTime], int]:
+    """profile_calls for calls the judge works inside of: work in a ``JUDGE_RANGE`` range is
+    left out, with the device kernels its operators launched; also says how many such ranges
+    were recorded (more than the judge opened means someone else named one so)."""
     cuda = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=activities, record_shapes=not cuda, with_flops=not cuda) as prof:
@@ -137,7 +144,8 @@ def profile_calls(
         for name, (count, moved, flops) in (interpreted() if interpreted else {}).items():
             launches[name] += count
             times[name] += modeled_us(moved, flops)
-    return [KernelTime(name, launches[name], times[name]) for name in times]
+    ranges = sum(1 for event in events if event.name == JUDGE_RANGE and event.device_type == DeviceType.CPU)
+    return [KernelTime(name, launches[name], times[name]) for name in times], ranges
 
 
 def _costs_device_time(event: Any) -> bool:

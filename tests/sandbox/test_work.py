@@ -61,8 +61,8 @@ def test_replaced_booleans_flip() -> None:
 _DRIVER = """
 import importlib.util, json, sys
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 from services.sandbox.candidate import cpu_support
-from services.sandbox.candidate.harness import Harness
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.launches import LaunchRecorder
 from services.sandbox.candidate.trace import PyTorchTrace
@@ -76,9 +76,9 @@ monitor.install()
 recorder = LaunchRecorder(path, monitor.last_stored_bytes)
 recorder.install()
 sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-probe = WorkProbe(path, recorder, Harness.quiet, recorder.capturing, sync)
+probe = WorkProbe(path, recorder, _disable_current_modes, recorder.capturing, sync)
 probe.install()
-trace = PyTorchTrace(lambda: probe.launches, Harness.quiet, recorder.capturing)
+trace = PyTorchTrace(lambda: probe.launches, _disable_current_modes, recorder.capturing)
 spec = importlib.util.spec_from_file_location("candidate", path)
 module = importlib.util.module_from_spec(spec)
 sys.modules["candidate"] = module

@@ -29,7 +29,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 from triton.compiler.errors import CompilationError
 
-from services.profiler import JUDGE_RANGE, KernelTime, profile_calls
+from services.profiler import JUDGE_RANGE, KernelTime, profile_judged_calls
 from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
@@ -118,6 +118,8 @@ class Harness:
         # Checked calls: under the profiler (Load.profile), with the work probe and the
         # PyTorch trace; the judge's own work inside them is ``quiet``.
         self._profile = False
+        self._judge_ranges = 0  # quiet() ranges opened in the profiled call
+        self._forged_ranges = 0  # ranges of that name the profile holds beyond those
         self.probe = WorkProbe(self.own_file, self.recorder, self.quiet, self.recorder.capturing, self._device_sync)
         self.probe.install()
         self.recorder.replayed = self.probe.replayed
@@ -279,6 +281,14 @@ class Harness:
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
         findings = self.recording.take() + (self.kernel_code.take_findings() if self.kernel_code is not None else [])
         problems += [Problem(severity="hack", message=m) for m in findings]
+        if self._forged_ranges > 0:
+            problems.append(
+                Problem(
+                    severity="hack",
+                    message=f"forward opened profiler ranges named {JUDGE_RANGE!r}, the judge's own (they would "
+                    "hide its PyTorch work from the profile)",
+                )
+            )
         self._settle(command.late_write_wait_seconds)
         if not all(snapshot.unchanged(o) for snapshot, o in zip(at_return, outputs, strict=False)):
             problems.append(
@@ -336,6 +346,7 @@ class Harness:
         outputs: list[Any] = []
         at_return: list[Snapshot] = []
         seconds: list[float] = []
+        self._forged_ranges = 0
 
         def call() -> None:
             started = self._perf_counter()
@@ -349,15 +360,17 @@ class Harness:
             call()
             return outputs, at_return, seconds[0], []
         self.interpreter.take_traffic()
-        kernels = profile_calls(call, 1, self.device, self.interpreter.take_traffic)
+        self._judge_ranges = 0
+        kernels, ranges = profile_judged_calls(call, 1, self.device, self.interpreter.take_traffic)
+        self._forged_ranges = ranges - self._judge_ranges
         return outputs, at_return, seconds[0], kernels
 
-    @staticmethod
     @contextmanager
-    def quiet() -> Iterator[None]:
+    def quiet(self) -> Iterator[None]:
         """The judge's own tensor work inside a checked call: no dispatch mode sees it, and
         the profile leaves it out (JUDGE_RANGE). It does not wait for the device: a write
         right after forward returns must still be seen as late."""
+        self._judge_ranges += 1
         with _disable_current_modes(), torch.profiler.record_function(JUDGE_RANGE):
             yield
 
