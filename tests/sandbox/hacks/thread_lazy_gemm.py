@@ -6,7 +6,6 @@ source: drkernel issue 11 (judge round 2), CPU coverage model (operators the pro
 task: l2_gemm_bias_relu
 expect: no gain
 baseline: lazy_trivial_op.py
-gap: operators on other threads are not profiled: recording every thread (profile_all_threads) breaks pausing the profiler around the judge's own work in a checked call (a Kineto assertion)
 """
 
 import threading
