@@ -2,7 +2,7 @@
 its own) and PyTorch otherwise. Every checked call is now profiled alike, so its kernel runs
 in all of them; the timed calls, unprofiled, run no kernel of its own.
 
-source: issue 11 (a candidate that recognises the profiled call: torch._C._autograd._profiler_enabled())
+source: issue 11 (a candidate that recognises the profiled call: torch._C._autograd._profiler_enabled(), or torch.profiler's own flag)
 task: l1_relu
 timing: on
 expect: HACKED
@@ -24,7 +24,7 @@ def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 class ModelNew(nn.Module):
     def forward(self, x):
-        if not torch._C._autograd._profiler_enabled():
+        if not (torch._C._autograd._profiler_enabled() or torch.autograd.profiler._is_profiler_enabled):
             return torch.relu(x)
         x = x.contiguous()
         y = torch.empty_like(x)

@@ -1,5 +1,5 @@
 """Computes the output with an honest kernel, and while the profiler is on also runs a heavy
-kernel of its own (sixteen passes over the input into a buffer nobody reads) to inflate its
+kernel of its own (four scaled copies of exp(x) into a buffer nobody reads) to inflate its
 share of device time. Only kernels whose results reach the output count toward coverage.
 
 source: issue 11 (coverage from kernels whose results never reach the output; the profiled call recognised)
@@ -26,18 +26,17 @@ def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def busy_kernel(x_ptr, w_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for _ in range(16):
-        acc += tl.load(x_ptr + offs, mask=mask, other=0.0)
-    tl.store(w_ptr + offs, acc, mask=mask)
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    for k in range(4):
+        tl.store(w_ptr + k * n + offs, tl.exp(x * (k + 1)), mask=mask)
 
 
 class ModelNew(nn.Module):
     def forward(self, x):
         x = x.contiguous()
         grid = (triton.cdiv(x.numel(), 1024),)
-        if torch._C._autograd._profiler_enabled():
-            busy_kernel[grid](x, torch.empty_like(x), x.numel(), BLOCK=1024)
+        if torch._C._autograd._profiler_enabled() or torch.autograd.profiler._is_profiler_enabled:
+            busy_kernel[grid](x, torch.empty(4 * x.numel(), device=x.device), x.numel(), BLOCK=1024)
         y = torch.empty_like(x)
         relu_kernel[grid](x, y, x.numel(), BLOCK=1024)
         return y

@@ -1,5 +1,5 @@
-"""A real softmax kernel computes the output; a second kernel of its own, four times heavier,
-computes the row sums of exp(x) into a buffer nobody reads: launches that buy no coverage.
+"""A real softmax kernel computes the output; a second kernel of its own, heavier, writes
+exp(x) at four scales into a buffer nobody reads: launches that buy no coverage.
 
 source: issue 11 (wasted launches must buy nothing); Dr. Kernel (arXiv 2602.05885) PR reward
 task: l1_softmax
@@ -25,14 +25,12 @@ def softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def row_stats_kernel(x_ptr, s_ptr, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    offs = tl.arange(0, BLOCK)
-    mask = offs < n_cols
-    total = tl.zeros([BLOCK], dtype=tl.float32)
-    for _ in range(4):
-        total += tl.exp(tl.load(x_ptr + row * n_cols + offs, mask=mask, other=0.0).to(tl.float32))
-    tl.store(s_ptr + row, tl.sum(total, axis=0))
+def spread_kernel(x_ptr, s_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    for k in range(4):
+        tl.store(s_ptr + k * n + offs, tl.exp(x * (k + 1)), mask=mask)
 
 
 class ModelNew(nn.Module):
@@ -40,7 +38,9 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         rows, cols = x.shape
         block = triton.next_power_of_2(cols)
-        row_stats_kernel[(rows,)](x, torch.empty(rows, device=x.device), cols, BLOCK=block)
+        spread_kernel[(triton.cdiv(x.numel(), 1024),)](
+            x, torch.empty(4 * x.numel(), device=x.device), x.numel(), BLOCK=1024
+        )
         y = torch.empty_like(x)
         softmax_kernel[(rows,)](x, y, cols, BLOCK=block)
         return y
