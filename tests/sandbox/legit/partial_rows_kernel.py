@@ -1,11 +1,13 @@
 """Its kernel handles rows three at a time, as many full groups as there are; PyTorch
 computes the one or two rows left over (a remainder path common in hand-written kernels).
-The kernel produces nearly all of the output at every size, and is credited for it.
+The kernel produces nearly all of the output at every size, and is credited for it (its
+coverage also counts PyTorch's tail: 0.74 on the CPU model, 0.32 on an H100, where the tail's
+launches weigh more).
 
 source: common remainder handling (full tiles in the kernel, the tail in PyTorch); issue 11 (honest look-alike of the one-row blends)
 task: l1_softmax
 expect: CORRECT
-coverage_above: 0.5
+coverage_above: 0.25
 """
 
 import torch

@@ -1,12 +1,12 @@
 """Starts from a zero buffer (torch.zeros_like) and writes ReLU into it: about half the
 elements it stores are the zeros already there, so only the rest change, yet the kernel
-computes every element of the output. (Zeroing the buffer is PyTorch's device work, half of
-this forward's: that is its coverage.)
+computes every element of the output. (Zeroing the buffer is PyTorch's device work: 0.5 of
+this forward's on the CPU model, 0.62 on an H100; that is its coverage.)
 
 source: common output initialisation (zeros, then the kernel); issue 11 (honest look-alike of "a kernel adds a buffer of zeros")
 task: l1_relu
 expect: CORRECT
-coverage_above: 0.4
+coverage_above: 0.25
 """
 
 import torch
