@@ -52,7 +52,7 @@ def test_evaluations_spread_over_every_server(
         assert all(a > b for a, b in zip(after_pool, before, strict=True))
         # round robin takes turns among the servers it is connected to: one call after another,
         # so that the first calls do not all go to the first server to connect
-        target = "ipv4:" + ",".join(addresses)
+        target = ",".join(addresses)  # an IP list: drkernel.channels turns it into an ipv4: target
         balanced = background_loop.run(_make_client(target))
         assert background_loop.run(_evaluate(balanced, 6, one_by_one=True)) == [pb.VERDICT_SYNTAX_ERROR] * 6
         after_target = background_loop.run(_judged_counts(addresses))
