@@ -61,7 +61,7 @@ def sandbox_settings(work_dir: Path, **overrides: object) -> SandboxSettings:
         device="cpu",
         cpu_workers=2,
         warm_candidates=2,  # two cores: fewer processes starting at once
-        default_timeout_seconds=120,
+        default_timeout_seconds=240,  # the proof-of-work checks make large CPU tasks slow on a loaded 2-core machine
         work_dir=work_dir,
     )
     return base.model_copy(update=overrides)
