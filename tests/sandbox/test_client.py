@@ -44,7 +44,9 @@ def test_evaluations_spread_over_every_server(
     second = background_loop.run(start_sandbox(sandbox_settings(tmp_path, cpu_workers=1, warm_candidates=1), PLAIN))
     addresses = [sandbox.address, second.address]
     try:
-        assert isinstance(connect(addresses[:1], security=PLAIN), SandboxClient)
+        single = background_loop.run(_make_client(addresses[0]))
+        assert isinstance(single, SandboxClient)
+        background_loop.run(single.close())
         before = background_loop.run(_judged_counts(addresses))
         pool = background_loop.run(_make_pool(addresses))
         assert background_loop.run(_evaluate(pool, 4)) == [pb.VERDICT_SYNTAX_ERROR] * 4
