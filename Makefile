@@ -53,7 +53,7 @@ demo: venv
 ## test: set up, then static checks, proto lint, stub check and the CPU test suite (what CI runs:
 ## everything but the tests marked heavy, to stay under 15 minutes on 2 cores)
 test: venv lint lint-protos check-protos
-	$(PY) -m pytest -m "not heavy"
+	$(PY) -m pytest -m "not heavy" --durations=25
 
 ## test-heavy: the tests CI leaves out: the whole hack corpus through a server and the real
 ## training runs (about 15 minutes on 2 cores); run before landing judge or trainer changes

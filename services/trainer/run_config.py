@@ -77,7 +77,14 @@ class RolloutSettings(Section):
             "window on ties). The two agree while a trajectory has at most history_turns earlier turns."
         ),
     )
-    generation_concurrency: int = Field(8, ge=1, description="Generate requests in flight at once.")
+    generation_concurrency: int = Field(
+        64,
+        ge=1,
+        description=(
+            "Generate requests in flight at once; later turns send one request per sample, so this "
+            "bounds the rows the policy can batch (policy.transformers.max_batch_size, default 64)."
+        ),
+    )
     evaluation_concurrency: int = Field(8, ge=1, description="Sandbox evaluations in flight at once.")
     evaluation_timeout_seconds: float = Field(300.0, gt=0, description="Per sandbox evaluation (KernelGym RL: 300 s).")
     correctness_profile: Literal["strict", "kernelgym", "kernelbench"] = Field(

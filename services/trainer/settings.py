@@ -37,7 +37,14 @@ class BenchSettings(Section):
     max_tokens: int = Field(4096, ge=1, description="Most tokens per completion.")
     evaluation_timeout_seconds: float = Field(300.0, gt=0, description="Limit of one evaluation in the sandbox.")
     evaluation_concurrency: int = Field(8, ge=1, description="Evaluations in flight at once, over every sandbox.")
-    generation_concurrency: int = Field(8, ge=1, description="Generate requests in flight at once.")
+    generation_concurrency: int = Field(
+        64,
+        ge=1,
+        description=(
+            "Generate requests in flight at once; later turns send one request per sample, so this "
+            "bounds the rows the policy can batch (policy.transformers.max_batch_size, default 64)."
+        ),
+    )
     sandboxes: tuple[str, ...] = Field(
         (),
         description=(
