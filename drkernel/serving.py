@@ -326,11 +326,14 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
         ("grpc.max_connection_age_ms", round(settings.max_connection_age_seconds * 1000)),
         ("grpc.max_connection_age_grace_ms", round(settings.max_connection_age_grace_seconds * 1000)),
         # Ping idle clients to find dead ones, and allow the clients' own pings
-        # (drkernel.channels), with slack, instead of closing with "too many pings".
+        # (drkernel.channels), with slack, instead of closing with "too many pings": without
+        # it gRPC allows one ping in 5 minutes, and a call that runs a few keepalive intervals
+        # without data (a long generation or evaluation) fails with UNAVAILABLE. (gRPC core's
+        # name for GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS; it ignores unknown names.)
         ("grpc.keepalive_time_ms", KEEPALIVE_SECONDS * 1000),
         ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_SECONDS * 1000),
         ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.http2.min_recv_ping_interval_without_data_ms", KEEPALIVE_SECONDS * 1000 // 2),
+        ("grpc.http2.min_ping_interval_without_data_ms", KEEPALIVE_SECONDS * 1000 // 2),
     ]
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from drkernel.cli import EXIT_OK, CliError, load_settings_for, with_cli_ports
+from drkernel.cli import EXIT_OK, EXIT_SERVER, CliError, load_settings_for, with_cli_ports
 
 
 def register(commands: Any, serve_commands: Any) -> None:
@@ -366,6 +366,8 @@ def run_bench(args: argparse.Namespace) -> int:
 
     settings = load_settings_for(args)
     bench_settings = _bench_settings(args, settings.trainer.bench)
+    if args.out.exists() and not args.out.is_dir():
+        raise CliError(f"--out: {args.out} is a file; name a folder for the report")
     levels, problems = (
         _integers(args.levels, "--levels"),
         [p.strip() for p in (args.problems or "").split(",") if p.strip()],
@@ -381,6 +383,8 @@ def run_bench(args: argparse.Namespace) -> int:
     report, files = bench(plan, settings, bench_settings, args.out, progress=sys.stderr.isatty())
     for failure in report.run.policy_failures:
         print(f"drkernel: no generations for {failure}", file=sys.stderr)
+    if report.run.policy_failures and not report.generations:
+        raise CliError("the policy failed on every task: nothing was measured", EXIT_SERVER)
     failed = report.summary.verdicts.get("ENVIRONMENT_ERROR", 0)
     if failed:
         print(

@@ -45,6 +45,7 @@ from services.sandbox.wire.judge_candidate import (
     RunResult,
     RunSpec,
     TensorMeta,
+    Wrote,
 )
 
 TASK_SOURCE = builtin_task("l1_relu").source()
@@ -337,6 +338,26 @@ def test_verdict_table(
         assert any(evidence in reason for reason in judgement.hack_evidence), judgement.hack_evidence
         assert evidence in judgement.error
     assert judgement.candidate_lost == behaviour.lost_at_run
+
+
+# KernelBench's 19_ReLU draws its inputs with torch.rand: ReLU returns them unchanged, so an
+# honest kernel's output equals its input. A softmax over a dimension of size 1 is all ones.
+IDENTITY_ON_INPUTS_TASK = TASK_SOURCE.replace("torch.randn(", "torch.rand(")
+CONSTANT_TASK = TASK_SOURCE.replace("torch.relu(x)", "torch.softmax(x.sum(dim=1, keepdim=True), dim=1)")
+
+
+@pytest.mark.parametrize(
+    ("wrote", "task_source"), [("copy", IDENTITY_ON_INPUTS_TASK), ("constant", CONSTANT_TASK)], ids=["copy", "constant"]
+)
+def test_a_kernel_whose_copy_or_fill_is_the_tasks_answer_did_the_work(
+    tmp_path: Path, wrote: Wrote, task_source: str
+) -> None:
+    assert "torch.rand(" in IDENTITY_ON_INPUTS_TASK and "softmax" in CONSTANT_TASK
+    launch = LaunchRecord(name=KERNEL, own=True, programs=4, stored_bytes=1024, wrote=wrote)
+    judgement, _ = judge(tmp_path, Behaviour(launches=(launch,)), task_source=task_source, profile=True)
+    assert judgement.verdict == Verdict.CORRECT, judgement.error
+    assert judgement.hack_evidence == ()
+    assert judgement.coverage == pytest.approx(0.75)  # its kernel time counts, as an honest one's
 
 
 def test_a_syntax_error_stops_before_the_candidate_is_loaded(tmp_path: Path) -> None:

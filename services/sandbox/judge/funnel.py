@@ -58,6 +58,7 @@ from services.sandbox.wire.judge_candidate import (
     Problem,
     ProfiledKernel,
     RunSpec,
+    Wrote,
 )
 
 # Variants at the task's sizes: their checked calls give the profile (coverage).
@@ -137,6 +138,9 @@ class Evaluation:
         self.kernels: Counter[str] = Counter()
         self.programs: Counter[str] = Counter()
         self.profiled: list[list[ProfiledKernel]] = []  # checked calls at the task's sizes
+        # what every reference call at the task's sizes and dtype answered degenerately
+        # (ReferenceRun.answers), for calls checked without their own reference (timed runs)
+        self.task_answers: frozenset[Wrote] | None = None
         self._first_run: CandidateRun | None = None
         self._first_failure: CandidateFailed | None = None
         self.candidate_lost = False
@@ -341,7 +345,7 @@ class Evaluation:
         message = self._record_check(kind, description, self._first_run, expected, None, self.tiny_spec)
         if message is not None:
             raise Stop(Verdict.INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
-        self.check_launches(self._first_run.result.launches, where)
+        self.check_launches(self._first_run.result.launches, where, expected)
         self.work.confirm(self._first_run, expected, where)
         self._first_run = None  # at the task's own sizes (profiles that never shrink) its copies are large
         need = self.footprint(self.tiny_spec)
@@ -372,8 +376,9 @@ class Evaluation:
                 raise Stop(Verdict.RUNTIME_ERROR, f"in {_mode_name(train, grad)}: {failure}") from failure
             where = f"{_mode_name(train, grad)} on {sizes}"
             self.check_run(run, where)
-            self.check_launches(run.result.launches, where)
-            self.work.confirm(run, self.reference_run(spec), where)
+            expected = self.reference_run(spec)
+            self.check_launches(run.result.launches, where, expected)
+            self.work.confirm(run, expected, where)
             del run  # before the next mode's copies
         if knock_at == len(_MODES):
             shown = self.work.knock_out(knock_out)
@@ -430,7 +435,7 @@ class Evaluation:
                 variant.kind, variant.description, run, expected, variant.expected_dtypes, variant.reference
             )
             if message is None:
-                self.check_launches(run.result.launches, where)
+                self.check_launches(run.result.launches, where, expected)
                 self.work.confirm(run, expected, where)
                 self.evidence.stop_if_any()
                 passed += 1
@@ -516,12 +521,16 @@ class Evaluation:
         """The reference's run; one that runs out of device memory is run again once the
         judge's cached results are freed."""
         try:
-            return self.reference.run(spec)
+            run = self.reference.run(spec)
         except TaskFailed as error:
             if not is_out_of_memory(error):
                 raise
-        self.reference.drop_cache()
-        return self.reference.run(spec)
+            self.reference.drop_cache()
+            run = self.reference.run(spec)
+        if not spec.constants and spec.dtype is None and spec.round_to is None:
+            known = self.task_answers
+            self.task_answers = run.answers if known is None else known & run.answers
+        return run
 
     def candidate_run(
         self,
@@ -751,19 +760,26 @@ class Evaluation:
         self.check_tampering(run.result.tampered)
         self._check_problems(run.result.problems, where)
 
-    def check_launches(self, launches: Sequence[LaunchRecord], where: str) -> None:
+    def check_launches(
+        self, launches: Sequence[LaunchRecord], where: str, expected: ReferenceRun | None = None
+    ) -> None:
         """At least one launch of its own kernels must have run programs and written data
-        (``wrote`` is known in checked calls: candidate/work.py)."""
+        (``wrote`` is known in checked calls: candidate/work.py). A copy or a fill of one value
+        is data where the reference's own answer to the call (``expected``; for timed runs,
+        every reference call at the task's sizes) is one (ReferenceRun.answers)."""
+        answers = expected.answers if expected is not None else self.task_answers or frozenset()
         own = [launch for launch in launches if launch.own]
         working = [
             launch
             for launch in own
-            if launch.programs > 0 and launch.stored_bytes != 0 and launch.wrote in (None, "data")
+            if launch.programs > 0
+            and launch.stored_bytes != 0
+            and (launch.wrote in (None, "data") or launch.wrote in answers)
         ]
         for launch in working:
             self.kernels[launch.name] += 1
             self.programs[launch.name] += launch.programs
-        self.work.note_launches(launches)
+        self.work.note_launches(launches, answers)
         if not working:
             wrote = {launch.wrote for launch in own if launch.programs > 0}
             if not own:

@@ -3,7 +3,9 @@
 Reference outputs depend only on the task source and the run spec, so they are kept (up to a
 byte budget) and reused across every candidate judged against the same task and seeds. So
 are the inputs the reference modifies in place (``torch.relu_``, say) with the values it
-leaves in them: a candidate may mirror exactly that behaviour, nothing else.
+leaves in them: a candidate may mirror exactly that behaviour, nothing else. And so is what
+makes the task's answer degenerate on those inputs (an output equal to an input, one value
+throughout), where a kernel that copies or fills one value does the task's own work.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from services.sandbox.shared.clock import Clock, GraphedCalls, TrialTiming
 from services.sandbox.shared.runner import ModelRunner, flatten_outputs, load_module
 from services.sandbox.shared.task_source import TaskSource, with_constants
 from services.sandbox.shared.tensor_bits import Snapshot
-from services.sandbox.wire.judge_candidate import RunSpec
+from services.sandbox.wire.judge_candidate import RunSpec, Wrote
 
 
 class TaskFailed(Exception):
@@ -30,18 +32,49 @@ class TaskFailed(Exception):
 
 @dataclass(frozen=True)
 class ReferenceRun:
-    """What one reference forward call returned, and the inputs it modified (by position)
-    with the values it left in them."""
+    """What one reference forward call returned, the inputs it modified (by position) with
+    the values it left in them, and the writes that are its own answer on these inputs
+    (``answers``): ``copy`` when an output equals one of its inputs, parameters or buffers
+    (ReLU of non-negative inputs), ``constant`` when a float output holds one value (a softmax
+    over a dimension of size 1). A kernel that only copies or fills one value (candidate/work.py)
+    then computes the task, and is not taken for one that does no work."""
 
     outputs: list[torch.Tensor]
     modified_inputs: dict[int, torch.Tensor] = field(default_factory=dict)
     input_bytes: int = 0
     weight_bytes: int = 0
+    answers: frozenset[Wrote] = frozenset()
 
     @property
     def nbytes(self) -> int:
         tensors = [*self.outputs, *self.modified_inputs.values()]
         return sum(t.numel() * t.element_size() for t in tensors)
+
+
+# Elements compared at a time: no comparison holds a full-size temporary next to large outputs.
+_COMPARE_CHUNK = 1 << 24
+
+
+def _equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal shape, dtype and values, compared a slice of the first dimension at a time."""
+    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    if a.dim() == 0:
+        return torch.equal(a, b)
+    rows = max(1, _COMPARE_CHUNK // max(1, a[0].numel()))
+    return all(torch.equal(a[i : i + rows], b[i : i + rows]) for i in range(0, a.shape[0], rows))
+
+
+def degenerate_answers(outputs: list[torch.Tensor], sources: list[torch.Tensor]) -> frozenset[Wrote]:
+    """The kinds of degenerate write that ``outputs`` themselves are (ReferenceRun.answers)."""
+    answers: set[Wrote] = set()
+    with torch.no_grad():
+        for output in outputs:
+            if output.is_floating_point() and output.numel() > 1 and bool(output.amin() == output.amax()):
+                answers.add("constant")
+            if any(_equal(source, output) for source in sources):
+                answers.add("copy")
+    return frozenset(answers)
 
 
 class OutputCache:
@@ -106,11 +139,14 @@ class Reference:
             modified = {i: inputs[i].detach() for i, snapshot in before.items() if not snapshot.unchanged(inputs[i])}
         except Exception as error:
             raise TaskFailed(f"{type(error).__name__}: {error}") from error
+        weights = [*model.parameters(), *model.buffers()]
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         result = ReferenceRun(
             outputs,
             modified,
-            input_bytes=sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor)),
-            weight_bytes=sum(t.numel() * t.element_size() for t in [*model.parameters(), *model.buffers()]),
+            input_bytes=sum(x.numel() * x.element_size() for x in tensors),
+            weight_bytes=sum(t.numel() * t.element_size() for t in weights),
+            answers=degenerate_answers(outputs, [*tensors, *(t.detach() for t in weights)]),
         )
         self._cache.put((self.key, spec), result)
         return result

@@ -38,7 +38,7 @@ import torch
 from services.sandbox.judge.candidate_client import CandidateRun
 from services.sandbox.judge.compare import close_at, moved_share
 from services.sandbox.judge.reference import ReferenceRun, TaskFailed
-from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, PyTorchMatch, RunSpec
+from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, PyTorchMatch, RunSpec, Wrote
 
 if TYPE_CHECKING:
     from services.sandbox.judge.funnel import Evaluation
@@ -139,7 +139,7 @@ class WorkCheck:
             evaluation.evidence.add(reason)
             return reason
         evaluation.check_run(run, plan.where)
-        evaluation.check_launches(run.result.launches, plan.where)
+        evaluation.check_launches(run.result.launches, plan.where, expected)
         if run.result.overwritten == 0:
             return f"{plan.where}: no kernel results to knock out"
         count = len(run.result.output_strides) or len(run.outputs)
@@ -201,11 +201,12 @@ class WorkCheck:
     def _label(index: int, outputs: Sequence[torch.Tensor]) -> str:
         return f"output {index}" if len(outputs) > 1 else "the output"
 
-    def note_launches(self, launches: Sequence[LaunchRecord]) -> None:
-        """Remembers which kernels the probe saw writing data, and which writing none."""
+    def note_launches(self, launches: Sequence[LaunchRecord], answers: frozenset[Wrote] = frozenset()) -> None:
+        """Remembers which kernels the probe saw writing data (or what the reference's own
+        answer to the call is: ``answers``), and which writing none."""
         for launch in launches:
             if launch.own and launch.programs > 0 and launch.wrote is not None:
-                if launch.wrote == "data" and launch.stored_bytes != 0:
+                if (launch.wrote == "data" or launch.wrote in answers) and launch.stored_bytes != 0:
                     self.working.add(launch.name)
                 else:
                     self.idle.add(launch.name)

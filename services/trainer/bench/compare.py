@@ -43,6 +43,12 @@ def comparison(a: Report, b: Report) -> str:
     ):
         if x != y:
             lines.append(f"note: the {what} differs ({x} / {y}); the numbers are not measured alike")
+    tasks_a, tasks_b = {t.task for t in a.tasks}, {t.task for t in b.tasks}
+    if tasks_a != tasks_b:
+        lines.append(
+            f"note: the task sets differ ({len(tasks_a & tasks_b)} tasks in common); "
+            "each rate is over its own run's tasks"
+        )
     header = f"{'':<26} {'A':>10} {'B':>10} {'B - A':>10}"
     lines += ["", header, "-" * len(header)]
     lines.append(_row("correct (tasks)", sa.correct_rate, sb.correct_rate))

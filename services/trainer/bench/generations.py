@@ -11,8 +11,10 @@ Each line is ``{"task": ..., "sample": 0, "turn": 1, "code": "..."}``:
 - ``code``: the Python module defining ``ModelNew``, as the judge will run it (a raw answer
   with prose and a fenced block is accepted: its module is extracted).
 
-Other keys are ignored. A line that is not such an object, or repeats a (task, sample, turn)
-seen earlier, is reported with its line number and skipped; the rest are judged.
+Other keys are ignored. A line that is not UTF-8 or not such an object, or repeats a (task,
+sample, turn) seen earlier, is reported with its line number and skipped; the rest are judged.
+Lines end at ``\n`` only (``\r\n`` too; a UTF-8 byte order mark at the start is ignored):
+JSON strings may hold U+2028 and other characters Python's ``splitlines`` would break at.
 
 KernelBench's own runs (``scripts/generate_samples.py``) are folders of
 ``level_<L>_problem_<P>_sample_<S>_kernel.py`` files, one kernel per file; such a folder is
@@ -21,6 +23,7 @@ read as the generations ``task = level<L>/<P>``, ``sample = S``, ``turn = 1``.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -41,6 +44,7 @@ class Generation:
     turn: int
     code: str
     line: int = 0
+    where: str = ""  # the file it was read from, when not the generations file (a run folder's)
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -56,6 +60,8 @@ class SkippedLine:
     where: str = ""
 
     def __str__(self) -> str:
+        if not self.line:  # a whole file (a run folder's kernel)
+            return f"{self.where}: {self.message}"
         return f"{self.where}:{self.line}: {self.message}" if self.where else f"line {self.line}: {self.message}"
 
 
@@ -81,13 +87,18 @@ def _problem(record: object) -> str | None:
     return None
 
 
-def parse_generations(lines: Iterable[str], where: str = "") -> tuple[list[Generation], list[SkippedLine]]:
-    """The generations of a JSONL text, and the lines skipped with the reason; blank lines
-    are neither."""
+def parse_generations(lines: Iterable[str | bytes], where: str = "") -> tuple[list[Generation], list[SkippedLine]]:
+    """The generations of JSONL lines (bytes are decoded line by line, so that one bad byte
+    costs its line only), and the lines skipped with the reason; blank lines are neither."""
     generations: list[Generation] = []
     skipped: list[SkippedLine] = []
     seen: dict[tuple[str, int, int], int] = {}
-    for number, line in enumerate(lines, 1):
+    for number, raw in enumerate(lines, 1):
+        try:
+            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError as error:
+            skipped.append(SkippedLine(number, f"not UTF-8 text (byte {error.start} of the line)", where))
+            continue
         if not line.strip():
             continue
         try:
@@ -119,11 +130,7 @@ def read_generations(path: Path) -> tuple[list[Generation], list[SkippedLine]]:
     """A generations file, or a KernelBench run folder (converted as it is read)."""
     if path.is_dir():
         return kernelbench_run(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise InvalidArgument(f"{path} is not UTF-8 text (byte {error.start})") from None
-    return parse_generations(text.splitlines(), str(path))
+    return parse_generations(path.read_bytes().removeprefix(codecs.BOM_UTF8).split(b"\n"), str(path))
 
 
 def kernelbench_run(run_dir: Path) -> tuple[list[Generation], list[SkippedLine]]:
@@ -142,7 +149,9 @@ def kernelbench_run(run_dir: Path) -> tuple[list[Generation], list[SkippedLine]]
         except UnicodeDecodeError as error:
             skipped.append(SkippedLine(0, f"not UTF-8 text (byte {error.start})", str(path)))
             continue
-        found.append(((level, problem, sample), Generation(f"level{level}/{problem}", sample, 1, code)))
+        found.append(
+            ((level, problem, sample), Generation(f"level{level}/{problem}", sample, 1, code, where=str(path)))
+        )
     if not found and not skipped:
         raise InvalidArgument(
             f"{run_dir} holds no KernelBench kernels (files named level_<L>_problem_<P>_sample_<S>_kernel.py)"

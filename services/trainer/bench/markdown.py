@@ -73,7 +73,8 @@ def render(report: Report) -> str:
     lines += [
         "## Sequential test-time scaling",
         "",
-        "Mean over samples; `last`: the turn's own generation, `best`: the best generation of turns 1..t.",
+        "Mean over samples; `last`: the latest generation by turn t (a history that ended earlier keeps "
+        "its last), `best`: the best generation of turns 1..t.",
         "",
     ]
     lines += _table(

@@ -115,10 +115,12 @@ def sample_ids(outcomes: Iterable[Outcome]) -> list[int]:
 def turn_curves(
     outcomes: Sequence[Outcome], tasks: Sequence[str], speed: Speed = eager
 ) -> list[tuple[int, dict[str, float], dict[str, float]]]:
-    """For each turn t = 1..T: (t, Fast@p of the turn-t generations, Fast@p of the best
+    """For each turn t = 1..T: (t, Fast@p of the last generation by turn t, Fast@p of the best
     generation of turns 1..t), each the mean over samples of that sample's Fast@p over
     ``tasks`` (Dr. Kernel's last-turn and best-turn curves of sequential test-time scaling).
-    A sample without a turn-t generation for a task is not fast there at t."""
+    A history that ended before turn t (a harness that stops once a kernel is correct) keeps
+    its last kernel, so that the curve does not fall for an early stop; a sample without any
+    generation of a task by turn t is not fast there."""
     samples = sample_ids(outcomes)
     turns = max((o.turn for o in outcomes), default=0)
     curves = []
@@ -126,11 +128,20 @@ def turn_curves(
         last: list[dict[str, float]] = []
         so_far: list[dict[str, float]] = []
         for s in samples:
-            own = [o for o in outcomes if o.sample == s]
-            last.append(fast_p_of([o for o in own if o.turn == t], tasks, speed))
-            so_far.append(fast_p_of([o for o in own if o.turn <= t], tasks, speed))
+            own = [o for o in outcomes if o.sample == s and o.turn <= t]
+            last.append(fast_p_of(latest(own), tasks, speed))
+            so_far.append(fast_p_of(own, tasks, speed))
         curves.append((t, _mean(last), _mean(so_far)))
     return curves
+
+
+def latest(outcomes: Iterable[Outcome]) -> list[Outcome]:
+    """Each task's generation of the highest turn (of one sample's history)."""
+    chosen: dict[str, Outcome] = {}
+    for outcome in outcomes:
+        if outcome.task not in chosen or outcome.turn > chosen[outcome.task].turn:
+            chosen[outcome.task] = outcome
+    return list(chosen.values())
 
 
 def best_of_n(

@@ -43,7 +43,14 @@ from services.trainer.bench.summary import (
     turn_points,
     with_compile_speedups,
 )
-from services.trainer.bench.tasks import BenchTask, TaskSet, load_task_set, restricted, tasks_named_by
+from services.trainer.bench.tasks import (
+    BenchTask,
+    TaskSet,
+    kernelbench_id,
+    load_task_set,
+    restricted,
+    tasks_named_by,
+)
 from services.trainer.environments import Assessment, SandboxEnvironment
 from services.trainer.run_config import RolloutSettings
 from services.trainer.settings import BenchSettings
@@ -82,7 +89,14 @@ def plan_generations(path: Path, tasks: str | None, levels: Sequence[int] = (), 
     for generation in generations:
         task = task_set.resolve(generation.task, base_dir)
         if task is None:
-            skipped.append(SkippedLine(generation.line, f"no task {generation.task!r} in the task set", str(path)))
+            hint = " (a KernelBench id needs --tasks CHECKOUT)" if not tasks and kernelbench_id(generation.task) else ""
+            skipped.append(
+                SkippedLine(
+                    generation.line,
+                    f"no task {generation.task!r} in the task set{hint}",
+                    generation.where or str(path),
+                )
+            )
             continue
         resolved = dataclasses.replace(generation, task=task.id)
         if resolved.key in seen:
@@ -91,7 +105,7 @@ def plan_generations(path: Path, tasks: str | None, levels: Sequence[int] = (), 
                     generation.line,
                     f"repeats task {task.id} sample {resolved.sample} turn {resolved.turn} "
                     f"of line {seen[resolved.key]}",
-                    str(path),
+                    generation.where or str(path),
                 )
             )
             continue

@@ -157,3 +157,15 @@ def test_a_policy_refines_over_turns(
     assert [t.turn for t in report.turns] == [1, 2] and [b.n for b in report.best_of_n] == [1, 2]
     written = [json.loads(line) for line in (out / "generations.jsonl").read_text().splitlines()]
     assert [(g["task"], g["sample"], g["turn"]) for g in written] == [("l1_relu", s, t) for s in (0, 1) for t in (1, 2)]
+
+
+def test_a_policy_that_answers_no_task_is_an_error(
+    sandbox: RunningSandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing listens at the policy's address: every task fails, and a report of zeros with
+    exit status 0 would pass for a measurement."""
+    flags = ["--policy", "127.0.0.1:1", "--problems", "l1_relu", "--sandbox", sandbox.address]
+    assert main(["bench", *flags, "--out", str(tmp_path / "out")]) == 3
+    err = capsys.readouterr().err
+    assert "no generations for l1_relu: the policy answered UNAVAILABLE" in err
+    assert err.endswith("drkernel: the policy failed on every task: nothing was measured\n")

@@ -38,6 +38,13 @@ def test_bench_refuses_bad_input(
     assert not (tmp_path / "out").exists()  # nothing started, nothing written
 
 
+def test_bench_refuses_a_file_as_its_out_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report.json"
+    out.write_text("{}")
+    assert main(["bench", "--problems", "l1_relu", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"drkernel: --out: {out} is a file; name a folder for the report\n"
+
+
 def test_report_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", "compare", str(tmp_path)]) == 2
     assert "usage: drkernel report RUN_DIR | drkernel report compare A B" in capsys.readouterr().err

@@ -65,9 +65,22 @@ def test_written_generations_read_back(tmp_path: Path) -> None:
         (g.task, g.sample, g.turn, g.code) for g in generations
     ]
     assert skipped == []
-    (tmp_path / "latin1.jsonl").write_bytes(b'{"task": "\xe9"}\n')
-    with pytest.raises(InvalidArgument, match="not UTF-8"):
-        read_generations(tmp_path / "latin1.jsonl")
+
+
+def test_a_file_is_read_line_by_line_as_bytes(tmp_path: Path) -> None:
+    """A byte order mark, CRLF endings and U+2028 inside a string (JSON allows it raw; Python's
+    splitlines breaks there) cost nothing; a line that is not UTF-8 costs only itself."""
+    good = [
+        json.dumps({"task": "l1_relu", "sample": s, "turn": 1, "code": f"# a\u2028b\x85c {s}\n"}, ensure_ascii=False)
+        for s in range(3)
+    ]
+    data = "\ufeff" + good[0] + "\r\n" + good[1] + "\n"
+    path = tmp_path / "g.jsonl"
+    path.write_bytes(data.encode() + b'{"task": "\xe9", "sample": 9}\n' + good[2].encode())
+    read, skipped = read_generations(path)
+    expected = [(s, line, f"# a\u2028b\x85c {s}\n") for s, line in ((0, 1), (1, 2), (2, 4))]
+    assert [(g.sample, g.line, g.code) for g in read] == expected
+    assert [str(s) for s in skipped] == [f"{path}:3: not UTF-8 text (byte 10 of the line)"]
 
 
 def test_a_kernelbench_run_folder_is_read_as_generations(tmp_path: Path) -> None:
@@ -85,10 +98,18 @@ def test_a_kernelbench_run_folder_is_read_as_generations(tmp_path: Path) -> None
         ("level2/12", 0, 1, "two-zero"),
         ("level2/12", 1, 1, "two-one"),
     ]
-    assert len(skipped) == 1 and "level_1_problem_3_sample_0_kernel.py" in str(skipped[0])
+    assert [str(s) for s in skipped] == [f"{run / 'level_1_problem_3_sample_0_kernel.py'}: not UTF-8 text (byte 0)"]
     assert read_generations(run)[0] == generations
     with pytest.raises(InvalidArgument, match="no KernelBench kernels"):
         kernelbench_run(tmp_path)
+    # a kernel of a problem the task set lacks is named by its file
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "relu.py").write_text(RELU.source())
+    plan = plan_generations(run, str(tasks))
+    assert plan.generations == [] and len(plan.skipped) == 4
+    last = run / "level_2_problem_12_sample_1_kernel.py"
+    assert str(plan.skipped[-1]) == f"{last}: no task 'level2/12' in the task set"
 
 
 def test_each_line_finds_its_task_or_is_skipped(tmp_path: Path) -> None:
@@ -127,6 +148,12 @@ def test_each_line_finds_its_task_or_is_skipped(tmp_path: Path) -> None:
         ("l1_relu", 0, 5),
     ]
     assert [s.line for s in named.skipped] == [4]
+    kernelbench = tmp_path / "kb.jsonl"
+    lines = [{"task": task, "sample": 0, "turn": 1, "code": "x"} for task in ("level1/19", "l1_relu")]
+    kernelbench.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert [s.message for s in plan_generations(kernelbench, None).skipped] == [
+        "no task 'level1/19' in the task set (a KernelBench id needs --tasks CHECKOUT)"
+    ]
     only = plan_generations(path, None, problems=["l1_relu"])  # narrowed like any task set
     assert only.task_set.ids == ["l1_relu"] and [s.line for s in only.skipped] == [1, 2, 3, 4]
     with pytest.raises(InvalidArgument, match="no such file"):

@@ -86,8 +86,9 @@ def test_turn_curves_and_best_of_n() -> None:
     # turn 1: sample 0 has b correct (0.5 at p=0, 0 at 1); sample 1 has a fast (0.5 at 0 and 1)
     assert last1["0"] == pytest.approx((0.5 + 0.5) / 2) and last1["1"] == pytest.approx((0 + 0.5) / 2)
     assert best1 == last1
-    # turn 2 alone: sample 0 has a (1.5x); sample 1 has nothing correct, b has no turn 2
-    assert last2["0"] == pytest.approx((0.5 + 0) / 2) and last2["1.2"] == pytest.approx(0.25)
+    # the last kernel by turn 2: sample 0 has a (1.5x) and b (its history ended at turn 1:
+    # 0.8x, fast at 0 only); sample 1 has nothing correct
+    assert last2["0"] == pytest.approx((1.0 + 0) / 2) and last2["1.2"] == pytest.approx(0.25)
     # best so far at turn 2: sample 0 has a (1.5x) and b; sample 1 has a (1.1x)
     assert best2["0"] == pytest.approx((1.0 + 0.5) / 2)
     assert best2["1"] == pytest.approx((0.5 + 0.5) / 2)
@@ -95,6 +96,20 @@ def test_turn_curves_and_best_of_n() -> None:
     points = dict(metrics.best_of_n(outcomes, tasks))
     assert points[1]["1.2"] == pytest.approx(0.5) and points[1]["0"] == pytest.approx(1.0)
     assert points[2] == metrics.fast_p_of(outcomes, tasks)  # N = all samples is the headline number
+
+
+def test_a_history_that_stops_early_keeps_its_last_kernel() -> None:
+    """A harness that stops refining once a kernel is correct: task a is solved at turn 1 and
+    has no turn 2 or 3; task b is solved at turn 3 after a gap. The last-turn curve must not
+    drop at turn 2 for a's early stop."""
+    outcomes = [
+        Judged("a", 0, 1, True, 1.0),
+        Judged("b", 0, 1, False),
+        Judged("b", 0, 3, True, 1.0),
+    ]
+    last = [round(point["0"], 3) for _, point, _ in metrics.turn_curves(outcomes, ["a", "b", "c"])]
+    assert last == [0.333, 0.333, 0.667]  # c never has a generation
+    assert metrics.latest(outcomes) == [outcomes[0], outcomes[2]]
 
 
 def test_another_baseline_is_read_through_its_speed() -> None:

@@ -149,8 +149,13 @@ def test_report_files_redraw_and_compare(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["report", "compare", str(first), str(second / "report.json")]) == 0
     text = capsys.readouterr().out
     assert "Fast@1 vs eager" in text and "+33.3 pt" in text
-    assert "l1_relu  HACKED  ->  CORRECT 1.600x" in text
+    assert "l1_relu  HACKED  ->  CORRECT 1.600x" in text and "task sets differ" not in text
     assert_png(second / "compare.png")
+
+    fewer = build(GPU_LIKE, TIMED)
+    write_report(fewer.model_copy(update={"tasks": fewer.tasks[:2]}), first)
+    assert main(["report", "compare", str(first), str(second)]) == 0
+    assert "note: the task sets differ (2 tasks in common)" in capsys.readouterr().out
 
 
 def test_a_report_of_another_kind_or_version_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
