@@ -361,6 +361,7 @@ def _bench_summary(report: Any) -> str:
 def run_bench(args: argparse.Namespace) -> int:
     import json
 
+    from services.trainer.bench.cache import CACHE_FILE
     from services.trainer.bench.run import Plan, bench, plan_generations
     from services.trainer.bench.tasks import load_task_set
 
@@ -380,7 +381,14 @@ def run_bench(args: argparse.Namespace) -> int:
         plan = Plan(load_task_set(args.tasks or "builtin", levels, problems), [], [])
     for skipped in plan.skipped:
         print(f"drkernel: skipped {skipped}", file=sys.stderr)
-    report, files = bench(plan, settings, bench_settings, args.out, progress=sys.stderr.isatty())
+    try:
+        report, files = bench(plan, settings, bench_settings, args.out, progress=sys.stderr.isatty())
+    except KeyboardInterrupt:
+        print(
+            f"drkernel: interrupted; what was judged is kept in {args.out / CACHE_FILE}: the same command resumes",
+            file=sys.stderr,
+        )
+        raise
     for failure in report.run.policy_failures:
         print(f"drkernel: no generations for {failure}", file=sys.stderr)
     if report.run.policy_failures and not report.generations:

@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import prometheus_client
 
@@ -144,6 +145,11 @@ def _receive_judgement(sock: socket.socket, max_reply_bytes: int) -> tuple[JobDo
         return message, JUDGEMENT.validate_json(payload)
     except ValueError as error:
         raise ProtocolError(f"malformed judgement: {str(error)[:500]}") from error
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def describe_exit(returncode: int, sandboxed: bool) -> str:
@@ -375,6 +381,9 @@ class Worker:
         reply: asyncio.Future[tuple[JobDone, Judgement | None]] = asyncio.ensure_future(
             asyncio.to_thread(_receive_judgement, judge.sock, self.settings.max_output_bytes)
         )
+        # Read here or below; when this call is cancelled (Ctrl-C, shutdown) and the judge then
+        # dies, nobody else would, and asyncio would print the error's traceback.
+        reply.add_done_callback(_retrieved)
         done, _ = await asyncio.wait({reply}, timeout=timeout_seconds)
         timed_out = not done
         if timed_out:
