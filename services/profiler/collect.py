@@ -25,6 +25,7 @@ its operators launch); the sandbox refuses a forward that names a range so itsel
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Callable
@@ -44,8 +45,9 @@ JUDGE_RANGE = "drkernel::judge"
 BANDWIDTH_BYTES_PER_US = 3.0e6
 MATH_RATE_FLOPS_PER_US = 4.0e8
 _ASSUMED_ELEMENT_BYTES = 4
-# Operators that only allocate or reinterpret memory: no device kernel, no modelled time.
-# Allocations: in deterministic mode they fill the memory they return (NaN), as a child op.
+# Operators that only allocate or reinterpret memory: no device kernel, no modelled time (and
+# every view operator, by its schema: _is_view). Allocations: in deterministic mode they fill
+# the memory they return (NaN), as a child op.
 _ALLOCATION_OPS = frozenset({"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty"})
 _NO_KERNEL_OPS = frozenset(
     {
@@ -74,6 +76,7 @@ _NO_KERNEL_OPS = frozenset(
         "aten::numpy_T",
         "aten::new_empty",
         "aten::set_",
+        "aten::result_type",
     }
 )
 # What the Triton interpreter itself runs around a launch: a copy of each argument's storage
@@ -151,12 +154,27 @@ def profile_judged_calls(
     return [KernelTime(name, launches[name], times[name]) for name in times], ranges
 
 
+@functools.cache
+def _is_view(name: str) -> bool:
+    """Whether every overload of an ATen operator returns only views of its inputs (its
+    schema's alias annotation, nothing written): ``movedim``, ``expand_as``, ``view_as``, and
+    ``to`` or ``contiguous`` that have nothing to do. The copy such an operator must sometimes
+    make runs in a child operator, which is charged in its place."""
+    schemas = torch._C._jit_get_schemas_for_operator(name)
+    returns = [r for schema in schemas for r in schema.returns if "Tensor" in str(r.type)]
+    return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
+
+
+def _no_kernel(name: str) -> bool:
+    return name in _NO_KERNEL_OPS or _is_view(name)
+
+
 def _costs_device_time(event: Any) -> bool:
     """Whether a CPU profile charges this event as a PyTorch operator of its own (the module
     docstring says which are). A fill inside an allocation is not: that is PyTorch's
     deterministic mode filling fresh memory (the sandbox's checked calls turn it on), not work
     the forward asked for."""
-    if not event.name.startswith("aten::") or event.name in _NO_KERNEL_OPS:
+    if not event.name.startswith("aten::") or _no_kernel(event.name):
         return False
     if event.cpu_parent is not None and event.cpu_parent.name in _ALLOCATION_OPS:
         return False
@@ -164,7 +182,7 @@ def _costs_device_time(event: Any) -> bool:
     while parent is not None:
         if parent.name == JUDGE_RANGE:
             return False  # the judge's own work
-        if parent.name.startswith("aten::") and parent.name not in _NO_KERNEL_OPS:
+        if parent.name.startswith("aten::") and not _no_kernel(parent.name):
             return False  # its caller's cost
         if parent.name.startswith(TRITON_RANGE_PREFIX) and event.name in _INTERPRETER_OPS:
             return False

@@ -52,6 +52,20 @@ def test_cpu_profile_models_pytorch_operators_from_bytes_and_flops():
     assert kernels["aten::relu"].time_us == pytest.approx(2 * modeled_us(2 * 4 * 256 * 128, 0))
 
 
+def test_cpu_profile_charges_views_nothing_and_the_copies_they_make_in_full():
+    """Views and no-op conversions launch no kernel on a GPU; when a view operator must copy
+    (contiguous of a transpose), the copy is charged."""
+    x, y = torch.randn(64, 32), torch.randn(32, 64)
+
+    def views():
+        moved = x.movedim(1, 0).view_as(y).expand_as(y)
+        return torch.result_type(x, y), x.to(x.dtype), x.contiguous(), moved
+
+    assert profile_calls(views, 1, torch.device("cpu")) == []
+    kernels = {k.name for k in profile_calls(lambda: x.t().contiguous().relu_(), 1, torch.device("cpu"))}
+    assert "aten::clone" in kernels and "aten::relu_" in kernels and "aten::contiguous" not in kernels
+
+
 def test_cpu_profile_counts_operators_in_ranges_custom_ops_and_other_threads_once():
     a, b = torch.randn(64, 128), torch.randn(128, 32)
 

@@ -1,7 +1,7 @@
 """Honest Triton patterns that must run under the CPU interpreter and compile for sm_90 there:
 compile-request types (tuples, tensor descriptors), the compile check built from the launched
 functions themselves (helpers, closures, a module that registers a torch.library op),
-autotune's config choice, and libdevice's NumPy equivalents.
+autotune's config choice, bfloat16 arithmetic, and libdevice's NumPy equivalents.
 
 Scenarios that need the candidate process's patches run in a subprocess set up as the harness
 sets up a candidate's process (the patches are process-wide); the rest run here.
@@ -331,6 +331,57 @@ def test_tuple_and_descriptor_kernels_run_are_bounds_checked_and_compile(tmp_pat
     assert "out-of-bounds" in caught and "ptrs[" in caught
     compiled = {(k["name"], k["ok"]) for k in result["compiled"]}
     assert compiled == {("tuple_kernel", True), ("descriptor_kernel", True)}, result["compiled"]
+
+
+# bfloat16 in the interpreter --------------------------------------------------------------
+
+BFLOAT16 = """
+@triton.jit
+def bf16_kernel(x_ptr, y_ptr, a_ptr, b_ptr, out_ptr, red_ptr, idx_ptr, dot_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.where(x > y, x * y + 1.0, tl.abs(x) - y / 3.0), mask=mask)
+    tl.store(out_ptr + n + offs, tl.cumsum(x, axis=0), mask=mask)
+    tl.store(out_ptr + 2 * n + offs, (x * 10).to(tl.int32).to(tl.bfloat16), mask=mask)
+    tl.store(red_ptr, tl.sum(x, axis=0))
+    tl.store(red_ptr + 1, tl.max(tl.where(mask, x, float("-inf")), axis=0))
+    tl.store(idx_ptr, tl.argmin(tl.where(mask, x, float("inf")), axis=0))
+    r = tl.arange(0, 16)
+    a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 16 + r[None, :])
+    tl.store(dot_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b))
+
+
+def check():
+    torch.manual_seed(0)
+    bf16 = torch.bfloat16
+    x, y = torch.randn(50, dtype=bf16), torch.randn(50, dtype=bf16)
+    a, b = torch.randn(16, 16, dtype=bf16), torch.randn(16, 16, dtype=bf16)
+    out, red = torch.empty(150, dtype=bf16), torch.empty(2, dtype=bf16)
+    idx, dot = torch.empty(1, dtype=torch.int32), torch.empty(16, 16)
+    bf16_kernel[(1,)](x, y, a, b, out, red, idx, dot, 50, BLOCK=64)
+    # Triton divides bfloat16 by a float constant in float32 (its promotion rule), then rounds once
+    elementwise = torch.where(x > y, x * y + 1.0, (x.float().abs() - y.float() / 3.0).to(bf16))
+    return [
+        torch.equal(out[:50], elementwise),
+        (out[50:100].float() - x.float().cumsum(0)).abs().max().item(),
+        torch.equal(out[100:], (x * 10).to(torch.int32).to(bf16)),
+        abs(red[0].item() - x.float().sum().item()),
+        red[1].item() == x.max().item() and idx.item() == x.argmin().item(),
+        (dot - a.float() @ b.float()).abs().max().item(),
+    ]
+"""
+
+
+@pytest.mark.slow
+def test_bfloat16_kernels_compute_values_in_the_interpreter_as_on_a_gpu(tmp_path):
+    """The interpreter holds bfloat16 as uint16 bits; its arithmetic, comparisons, reductions,
+    scans, dots and casts must work on the values (float32, one rounding), not on the bits."""
+    elementwise, scan_error, casts, sum_error, extrema, dot_error = _run(tmp_path, BFLOAT16)["check"]
+    assert elementwise and casts and extrema
+    assert scan_error < 0.05 and sum_error < 0.05 and dot_error < 1e-5
 
 
 # libdevice -----------------------------------------------------------------------------

@@ -44,6 +44,20 @@ def test_replaced_floats_all_move_beyond_any_tolerance_and_stay_finite(dtype: to
     assert float(moved[:128].min()) >= MIN_SCALE / 2 * 0.99
 
 
+def test_replaced_floats_move_a_sum_of_them_too() -> None:
+    """A kernel's partial sums that PyTorch adds up: the knock-out must move their total (moves
+    of random signs cancel in it and left an honest two-stage reduction judged HACKED)."""
+    partials = torch.rand(4096) * 300.0
+    before = partials.clone()
+    for seed in range(8):
+        generator = torch.Generator()
+        generator.manual_seed(seed)
+        tensor = before.clone()
+        replace(tensor, generator)
+        scale = float(before.square().mean().sqrt())
+        assert abs(float((tensor.double() - before.double()).sum())) >= 0.5 * scale * before.numel() * 0.99
+
+
 def test_replaced_integers_stay_within_their_range_and_all_change() -> None:
     indices = torch.arange(4).repeat(16)
     tensor = indices.clone()

@@ -12,6 +12,8 @@ candidate's process on CPU before any candidate code runs.
   of the enclosing function is a NameError, while the GPU compiler sees it. The rewritten
   function gets the original's closure cells back.
 - libdevice has NumPy equivalents (libdevice_numpy.py).
+- bfloat16 arithmetic, reductions, scans, dots and casts run on the values in float32 with
+  one rounding to nearest even, as on a GPU, not on their uint16 bits (bf16_interpreter.py).
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ import ast
 import types
 from typing import Any
 
-from services.sandbox.candidate import libdevice_numpy
+from services.sandbox.candidate import bf16_interpreter, libdevice_numpy
 
 
 def install() -> None:
     """Installs every CPU equivalent; later calls change nothing."""
     libdevice_numpy.install()
+    bf16_interpreter.install()
     _keep_first_autotune_config()
     _keep_closures()
 

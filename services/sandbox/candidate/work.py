@@ -18,7 +18,9 @@ judge (``order``) whether to replace what that kernel writes during this call. W
 every tensor a launch changed is replaced, whole (a kernel may store unchanged values, and
 only changed ones can be seen), by different finite values of the same kind: floats move by
 0.5 to 1.5 times the tensor's root mean square (at least MIN_SCALE, so that a move always
-exceeds the judge's tolerance), integers move to another value within the tensor's range
+exceeds the judge's tolerance), all of one tensor's in one direction, drawn per tensor (so
+that a sum of them moves too, as when PyTorch adds up a kernel's partial sums: moves of
+random signs cancel there), integers move to another value within the tensor's range
 (indices stay valid), booleans flip. The judge then counts how much of the output moved
 (judge/work.py).
 
@@ -133,7 +135,7 @@ def replace(tensor: torch.Tensor, generator: torch.Generator) -> None:
         rms = float(_sqrt((written * written).sum() / count)) if count else 0.0
         scale = max(rms, MIN_SCALE)
         size = _rand(target.shape, generator=generator, device=target.device, dtype=_float64)
-        sign = _where(_rand(target.shape, generator=generator, device=target.device) < 0.5, -1.0, 1.0)
+        sign = -1.0 if float(_rand((), generator=generator, device=target.device)) < 0.5 else 1.0
         _copy(target, _to(written + sign * scale * (0.5 + size), target.dtype))
         return
     low, high = int(_amin(values)), int(_amax(values))

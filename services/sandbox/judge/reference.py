@@ -56,9 +56,12 @@ _COMPARE_CHUNK = 1 << 24
 
 
 def _equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Equal shape, dtype and values, compared a slice of the first dimension at a time."""
+    """Equal shape, dtype and values, compared a chunk at a time (of the flat elements, or of
+    the first dimension where either is not contiguous)."""
     if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
         return False
+    if a.is_contiguous() and b.is_contiguous():
+        a, b = a.reshape(-1), b.reshape(-1)
     if a.dim() == 0:
         return torch.equal(a, b)
     rows = max(1, _COMPARE_CHUNK // max(1, a[0].numel()))
