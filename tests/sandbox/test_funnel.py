@@ -71,6 +71,7 @@ class Behaviour:
     unseen: bool = False  # reports an output nothing it traced wrote
     lost_at_run: bool = False
     exact_zeros: bool = False  # outputs of exactly 0 in place of the reference's
+    bypasses_probe: bool = False  # its kernels run without the harness asking whether to knock them out
 
 
 @dataclass
@@ -118,7 +119,12 @@ class FakeCandidate:
         if self.behaviour.exact_zeros:
             outputs = [torch.zeros_like(t) for t in outputs]
         # as the harness: the judge is asked after the first launch of each own kernel
-        knocked = any(knock_out(launch.name) for launch in self.behaviour.launches if launch.own)
+        asked = (
+            set()
+            if self.behaviour.bypasses_probe
+            else {launch.name for launch in self.behaviour.launches if launch.own}
+        )
+        knocked = any([knock_out(name) for name in sorted(asked)])
         self.calls.append("knock-out run" if knocked else "run")
         if knocked and self.behaviour.fails_when_knocked_out:
             raise CandidateFailed("runtime", "RuntimeError: kernel disagrees with PyTorch")
@@ -151,7 +157,7 @@ class FakeCandidate:
             unseen_outputs=[0] if self.behaviour.unseen else [],
             output_strides=[list(t.stride()) for t in outputs],
         )
-        return CandidateRun(outputs, result)
+        return CandidateRun(outputs, result, frozenset(asked))
 
     def compile_check(self) -> list[KernelCompile]:
         self.calls.append("compile_check")
@@ -310,6 +316,13 @@ def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
             Stage.TINY_RUN,
             "PyTorch computed the output without its Triton kernels",
             id="pytorch-made-the-output",
+        ),
+        pytest.param(
+            Behaviour(bypasses_probe=True),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "ran without the judge being asked whether to knock them out",
+            id="work-probe-bypassed",
         ),
         pytest.param(
             Behaviour(unseen=True),

@@ -65,6 +65,8 @@ class CandidateRun:
 
     outputs: list[torch.Tensor]
     result: RunResult
+    # the kernels the harness asked about during the call (whether to knock them out)
+    asked: frozenset[str] = frozenset()
 
 
 class CandidateClient:
@@ -211,7 +213,13 @@ class CandidateClient:
         cannot match comes back as meta tensors (for compare_outputs to reject), never read."""
         mutable = mutable_inputs or {}
         command = Run(spec=spec, late_write_wait_seconds=late_write_wait_seconds, mutable_inputs=sorted(mutable))
-        reply, size, fds = self._call(command, RunResult, knock_out)
+        asked: set[str] = set()
+
+        def order(kernel: str) -> bool:
+            asked.add(kernel)
+            return knock_out(kernel)
+
+        reply, size, fds = self._call(command, RunResult, order)
         assert isinstance(reply, RunResult)
         if not set(reply.modified_inputs) <= set(mutable) or len(set(reply.modified_inputs)) < len(
             reply.modified_inputs
@@ -225,7 +233,7 @@ class CandidateClient:
             dtypes = [*(expected_dtypes or (t.dtype for t in expected)), *(t.dtype for t in handed)]
             if reply.output_strides and len(reply.output_strides) != len(expected):
                 wanted = []  # told apart from outputs by count: a different count cannot match
-        return CandidateRun(self._tensors(reply.outputs, size, fds, wanted, dtypes or []), reply)
+        return CandidateRun(self._tensors(reply.outputs, size, fds, wanted, dtypes or []), reply, frozenset(asked))
 
     def compile_check(self) -> list[KernelCompile]:
         """Compiles every kernel launched so far for the GPU target (CPU mode)."""

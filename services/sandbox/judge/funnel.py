@@ -749,7 +749,26 @@ class Evaluation:
         """Tampering and harness findings stop at once; launches are checked by the caller
         once the outputs are known to be right (a wrong kernel is incorrect, not a hack)."""
         self.check_tampering(run.result.tampered)
+        self._check_asked(run, where)
         self._check_problems(run.result.problems, where)
+
+    def _check_asked(self, run: CandidateRun, where: str) -> None:
+        """The harness asks whether to knock out each kernel right after its first launch in a
+        checked call (candidate/work.py): a kernel that ran and wrote without that question
+        (on CPU: that ran at all; a GPU also replays graphs and launches compiled kernels the
+        probe cannot watch) ran past a probe switched off from inside its process."""
+        cpu = self.device.type == "cpu"
+        ran = {
+            launch.name[:512]
+            for launch in run.result.launches
+            if launch.own and launch.programs > 0 and (cpu or launch.wrote is not None)
+        }
+        unasked = sorted(ran - run.asked)
+        if unasked:
+            self.evidence.stop(
+                f"{where}: its kernel(s) {', '.join(unasked)} ran without the judge being asked whether to knock "
+                "them out (the work probe in its process was switched off or bypassed)"
+            )
 
     def check_launches(self, launches: Sequence[LaunchRecord], where: str) -> None:
         """At least one launch of its own kernels must have run programs and written data
@@ -771,7 +790,10 @@ class Evaluation:
             elif not any(launch.programs > 0 for launch in own):
                 reason = f"{where}: its Triton kernels launched with an empty grid (no programs)"
             elif "copy" in wrote:
-                reason = f"{where}: its Triton kernels only copied one of their arguments into another (no work)"
+                reason = (
+                    f"{where}: its Triton kernels only copied one of their arguments into another, or rescaled a "
+                    "result computed without them (no work)"
+                )
             elif "constant" in wrote:
                 reason = f"{where}: its Triton kernels only filled their outputs with one value (no work)"
             else:
