@@ -270,7 +270,7 @@ class Harness:
         except torch.OutOfMemoryError as error:
             raise CandidateFailed("resources", f"remembering the inputs ran out of device memory: {error}") from error
         self.recorder.take()
-        self.trace.begin()
+        self.trace.begin((inputs[i], snapshot) for i, snapshot in pristine.items())
         self._set_deterministic(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
         try:
@@ -350,7 +350,7 @@ class Harness:
 
         def call() -> None:
             started = self._perf_counter()
-            with self.trace, self.probe.armed(self._ask, self.trace.written):
+            with self.trace, self.probe.armed(self._ask, self.trace):
                 outputs.extend(self._forward(model, inputs, spec))
             seconds.append(self._perf_counter() - started)
             with self.quiet():

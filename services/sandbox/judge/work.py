@@ -4,7 +4,8 @@ Three checks (docs/EVALUATION.md, "Proof of work"):
 
 1. What each launch wrote (candidate/work.py, every checked call): a call in which no launch
    of the candidate's own kernels wrote data (it stored nothing, only filled a buffer with one
-   value, or only copied an argument) did no work: HACKED (``Evaluation.check_launches``).
+   value, or only copied an argument, or rescaled a result made without them) did no work:
+   HACKED (``Evaluation.check_launches``).
 2. Knock-out calls: at every size the judge checks (the tiny run, then each size and dtype of
    the correctness variants) one more call on fresh inputs, placed at random among the checked
    calls of that size, in which every element the candidate's own kernels write is replaced by
@@ -16,8 +17,9 @@ Three checks (docs/EVALUATION.md, "Proof of work"):
    at the task's sizes per kernel replaces only that kernel's writes: a kernel whose results
    never reach the output earns no coverage.
 3. The PyTorch trace (candidate/trace.py, every checked call): a tensor that PyTorch computed
-   without any result of the kernels, and that equals an output, confirmed here against the
-   reference, means PyTorch computed that output: HACKED.
+   without any result of the kernels, and that equals an output (or does once rescaled and
+   shifted: the kernels only rescaled it), confirmed here against the reference, means
+   PyTorch computed that output: HACKED.
 
 Coverage (the PR term) then counts only kernels that did work and whose results reach the
 output, scaled by the share of the output the kernels produce at the task's sizes; ``note``
@@ -181,10 +183,12 @@ class WorkCheck:
                 )
         for match in run.result.pytorch_matches:
             if self._confirmed(match, expected.outputs):
+                rescaled = " up to a scale and a shift" if match.rescaled else ""
                 self.evaluation.evidence.add(
                     f"{where}: PyTorch computed {self._label(match.output, expected.outputs)} without its Triton "
-                    f"kernels ({match.operator} made a tensor equal to it before any result of its kernels entered "
-                    f"it; checked at {len(match.positions)} positions against the reference)"
+                    f"kernels ({match.operator} made a tensor equal to it{rescaled} "
+                    f"before any result of its kernels entered it; checked at {len(match.positions)} positions against "
+                    "the reference)"
                 )
 
     def _confirmed(self, match: PyTorchMatch, outputs: Sequence[torch.Tensor]) -> bool:

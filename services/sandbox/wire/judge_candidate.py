@@ -175,6 +175,8 @@ class PyTorchMatch(Message):
     output: int = Field(ge=0)
     positions: list[Annotated[int, Field(ge=0)]] = Field(max_length=4096)
     values: list[float] = Field(max_length=4096)
+    # the values are the tensor's times a scale plus a shift (the output is that rescaled)
+    rescaled: bool = False
 
 
 class Ready(Message):
