@@ -749,8 +749,8 @@ class Evaluation:
         """Tampering and harness findings stop at once; launches are checked by the caller
         once the outputs are known to be right (a wrong kernel is incorrect, not a hack)."""
         self.check_tampering(run.result.tampered)
-        self._check_asked(run, where)
         self._check_problems(run.result.problems, where)
+        self._check_asked(run, where)
 
     def _check_asked(self, run: CandidateRun, where: str) -> None:
         """The harness asks whether to knock out each kernel right after its first launch in a
