@@ -100,7 +100,7 @@ for name, (forward, knock_out) in module.SCENARIOS.items():
         "wrote": [launch.wrote for launch in recorder.take() if launch.own],
         "asked": asked,
         "knocked_out": probe.knocked_out,
-        "matches": sorted({match.operator for match in trace.matches(outputs)}),
+        "matches": sorted({m.operator + (" (rescaled)" if m.rescaled else "") for m in trace.matches(outputs)}),
         "unseen": trace.unseen(outputs),
         "right": bool(torch.allclose(outputs[0], module.expected(name), atol=1e-2, rtol=1e-2)),
     }
@@ -181,6 +181,18 @@ def adds_negligible():
     return [torch.relu(X + t)]
 
 
+@triton.jit
+def sparse_ones_kernel(k_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(k_ptr + offs, tl.where(offs % 16 == 0, 1.005, 1.0), mask=offs < n)
+
+
+def perturbs_sparsely():
+    k = torch.empty_like(X)
+    sparse_ones_kernel[(triton.cdiv(X.numel(), 128),)](k, X.numel(), BLOCK=128)
+    return [torch.relu(X * k)]
+
+
 def derived():
     h = torch.empty_like(X)
     launch(relu_kernel, X * 2.0, h)
@@ -249,6 +261,7 @@ SCENARIOS = {
     "copies": (copies, False),
     "adds_zeros": (adds_zeros, False),
     "adds_negligible": (adds_negligible, False),
+    "perturbs_sparsely": (perturbs_sparsely, False),
     "derived": (derived, False),
     "rescales_input": (rescales_input, False),
     "rescales_pytorchs": (rescales_pytorchs, False),
@@ -335,9 +348,10 @@ def test_launches_that_write_no_data_are_told_apart(scenarios: dict, scenario: s
         ("stores_back", "aten.relu.default"),
         ("adds_zeros", "aten.relu.default"),
         ("adds_negligible", "aten.relu.default"),
+        ("perturbs_sparsely", "aten.relu.default"),  # x * k, k = 1 but at every 16th element: x in norm
         ("copies", "aten.relu.default"),  # a copy of the input is the input: PyTorch's relu did the work
         ("rescales_input", "aten.mul.Tensor"),
-        ("rescales_pytorchs", "aten.relu.default, rescaled"),
+        ("rescales_pytorchs", "aten.relu.default (rescaled)"),
         ("numel_replaced", "aten.relu.default"),  # a replaced torch.Tensor.numel hides nothing
     ],
 )

@@ -75,6 +75,9 @@ MAX_SAMPLED = 1024  # PyTorch results remembered per call
 MAX_MATCHES_PER_OUTPUT = 4
 DERIVED_SHARE = 4  # a storage is the kernels' once they changed 1/DERIVED_SHARE of it
 NEGLIGIBLE = 1e-3  # a result this close to a PyTorch input owes nothing to the kernels' results
+# ... nor one this close in norm (relative L2, the judge's float32 bound): a few elements
+# changed by more, the rest not at all, is a change the judge would not see in an output.
+NEGLIGIBLE_L2 = 1.5e-3
 # The candidate-side filter; the judge's tolerance decides.
 LOOSE_TOLERANCE = 0.05
 # An output matches a remembered result up to a scale and a shift when the least-squares fit
@@ -304,7 +307,7 @@ class PyTorchTrace(TorchDispatchMode):
                 for _, plain_key, before in plain:
                     if plain_key != key or _true(_eq(_amin(before), _amax(before))):
                         continue
-                    if _close(now, before, NEGLIGIBLE):
+                    if _close(now, before, NEGLIGIBLE) or _near(now, before, NEGLIGIBLE_L2):
                         kept.append(tensor)
                         break
         return kept
@@ -398,6 +401,12 @@ def _python_body(func: Any, inputs: list[torch.Tensor]) -> Callable[..., Any] | 
 def _close(values: torch.Tensor, wanted: torch.Tensor, tolerance: float) -> bool:
     """Every value within ``tolerance * (1 + |wanted|)`` of the one wanted."""
     return _true(_all(_le(_abs(_sub(values, wanted)), _mul(_add(_abs(wanted), 1.0), tolerance))))
+
+
+def _near(values: torch.Tensor, wanted: torch.Tensor, share: float) -> bool:
+    """``||values - wanted|| <= share * ||wanted||``."""
+    difference = _sub(values, wanted)
+    return bool(bits.item(_sum(_mul(difference, difference))) <= share**2 * bits.item(_sum(_mul(wanted, wanted))))
 
 
 def _rescaled(values: torch.Tensor, wanted: torch.Tensor) -> torch.Tensor | None:
