@@ -65,6 +65,7 @@ class Behaviour:
     launches: tuple[LaunchRecord, ...] = (OWN_LAUNCH,)
     problems: tuple[Problem, ...] = ()
     right_when_knocked_out: bool = False  # outputs that do not come from its kernels
+    right_when_zeroed: bool = False  # its kernels' results cancel out: only other values move the output
     knocked_out_share: float = 1.0  # of the output's elements that move when knocked out
     fails_when_knocked_out: bool = False  # a check on its kernels' results raises
     pytorch_result: float | None = None  # reports a PyTorch result this far from the output (trace)
@@ -109,6 +110,7 @@ class FakeCandidate:
         late_write_wait_seconds: float,
         *,
         knock_out: Callable[[str], bool] = lambda _kernel: False,
+        zeros: bool = False,
         expected: list[torch.Tensor] | None = None,
         expected_dtypes: list[torch.dtype] | None = None,
         mutable_inputs: dict[int, torch.Tensor] | None = None,
@@ -128,7 +130,7 @@ class FakeCandidate:
         self.calls.append("knock-out run" if knocked else "run")
         if knocked and self.behaviour.fails_when_knocked_out:
             raise CandidateFailed("runtime", "RuntimeError: kernel disagrees with PyTorch")
-        if knocked and not self.behaviour.right_when_knocked_out:
+        if knocked and not self.behaviour.right_when_knocked_out and not (zeros and self.behaviour.right_when_zeroed):
             for output in outputs:
                 output.view(-1)[: round(self.behaviour.knocked_out_share * output.numel())] += 1.0
         matches = [
@@ -303,6 +305,13 @@ def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
                 ("constant", "only filled their outputs with one value"),
             )
         ],
+        pytest.param(
+            Behaviour(right_when_zeroed=True),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "replaced by zeros",
+            id="kernel-results-cancel-out",
+        ),
         pytest.param(
             Behaviour(fails_when_knocked_out=True),
             Verdict.HACKED,

@@ -91,7 +91,7 @@ for name, (forward, knock_out) in module.SCENARIOS.items():
     asked = []
     def order(kernel, knock_out=knock_out):
         asked.append(kernel)
-        return knock_out
+        return "values" if knock_out is True else (knock_out or None)
     recorder.take()
     trace.begin([(module.X, Snapshot(module.X))])  # the forward's input
     with trace, probe.armed(order, trace):
@@ -103,6 +103,7 @@ for name, (forward, knock_out) in module.SCENARIOS.items():
         "matches": sorted({m.operator + (" (rescaled)" if m.rescaled else "") for m in trace.matches(outputs)}),
         "unseen": trace.unseen(outputs),
         "right": bool(torch.allclose(outputs[0], module.expected(name), atol=1e-2, rtol=1e-2)),
+        "zeros": bool((outputs[0] == 0).all()),
     }
 print(json.dumps(results))
 """
@@ -222,6 +223,14 @@ def casts_pytorchs():
     return [y]
 
 
+def made_out_of_sight():
+    y = torch.empty_like(X)
+    launch(relu_kernel, X, y)
+    host = bytearray(X.cpu().numpy().clip(min=0).tobytes())  # NumPy: no operator at all
+    t = torch.frombuffer(host, dtype=X.dtype).reshape(X.shape).to(X.device)
+    return [(t + y) - y]
+
+
 def numel_replaced():
     y = torch.empty_like(X)
     launch(scale_kernel, X, y, 0.5)
@@ -257,6 +266,7 @@ def thread_made():
 SCENARIOS = {
     "honest": (honest, False),
     "knocked_out": (twice_knocked_out, True),
+    "zeroed": (twice_knocked_out, "zeros"),
     "stores_back": (stores_back, False),
     "copies": (copies, False),
     "adds_zeros": (adds_zeros, False),
@@ -267,6 +277,7 @@ SCENARIOS = {
     "rescales_pytorchs": (rescales_pytorchs, False),
     "casts_pytorchs": (casts_pytorchs, False),
     "numel_replaced": (numel_replaced, False),
+    "made_out_of_sight": (made_out_of_sight, False),
     "custom_op": (custom_op, False),
     "thread_made": (thread_made, False),
 }
@@ -317,6 +328,7 @@ def test_an_honest_kernel_wrote_data_and_pytorch_made_nothing_equal_to_the_outpu
         "matches": [],
         "unseen": [],
         "right": True,
+        "zeros": False,
     }
 
 
@@ -324,7 +336,13 @@ def test_a_knock_out_is_asked_once_per_kernel_and_replaces_what_every_launch_wro
     run = scenarios["knocked_out"]
     assert run["asked"] == ["relu_kernel"]
     assert run["knocked_out"] == 2
-    assert not run["right"]
+    assert not run["right"] and not run["zeros"]
+
+
+def test_a_knock_out_with_zeros_leaves_zeros(scenarios: dict) -> None:
+    run = scenarios["zeroed"]
+    assert run["knocked_out"] == 2
+    assert run["zeros"] and not run["right"]
 
 
 @pytest.mark.parametrize(
@@ -353,6 +371,7 @@ def test_launches_that_write_no_data_are_told_apart(scenarios: dict, scenario: s
         ("rescales_input", "aten.mul.Tensor"),
         ("rescales_pytorchs", "aten.relu.default (rescaled)"),
         ("numel_replaced", "aten.relu.default"),  # a replaced torch.Tensor.numel hides nothing
+        ("made_out_of_sight", "code out of the trace's sight (a tensor no operator made, used by aten.view.default)"),
     ],
 )
 def test_pytorch_results_equal_to_the_output_are_reported(scenarios: dict, scenario: str, operator: str) -> None:
@@ -382,7 +401,7 @@ def test_a_graph_replay_after_a_knock_out_leaves_the_call_knocking_out_nothing()
     listener = types.SimpleNamespace(written=written.extend, copied=written.extend, worked=lambda _tensor: False)
 
     graph = types.SimpleNamespace(drkernel_written=[torch.zeros(4)])
-    with probe.armed(lambda _kernel: True, listener):
+    with probe.armed(lambda _kernel: "values", listener):
         probe.knocked_out = 1  # as after an eager launch whose writes were replaced
         probe.replayed(graph)
         assert probe.knocked_out == 0

@@ -157,12 +157,13 @@ class PyTorchTrace(TorchDispatchMode):
         self._positions: dict[tuple[int, torch.device], torch.Tensor] = {}
         self._generator: dict[torch.device, torch.Generator] = {}
         self._plain: dict[int, tuple[torch.Tensor, Snapshot]] = {}  # storage -> the task's data there
+        self._foreign: set[int] = set()  # storages of this call's tensors that nothing the trace saw made
 
     def begin(self, inputs: Iterable[tuple[torch.Tensor, Snapshot]] = ()) -> None:
         """Starts a call whose forward inputs are ``inputs``, each with a snapshot of what the
         judge gave (it stays the task's data only while it holds that)."""
         self._derived, self._written, self._made, self._samples, self._positions = set(), {}, set(), [], {}
-        self._plain = {}
+        self._plain, self._foreign = {}, set()
         for tensor, snapshot in inputs:
             pointer = _storage(tensor)
             if pointer is not None:
@@ -238,6 +239,8 @@ class PyTorchTrace(TorchDispatchMode):
         schema = getattr(func, "_schema", None)
         mutable = schema is None or schema.is_mutable  # an operator without a schema may write anything
         graph = self._capturing()
+        if graph is None:
+            self._remember_foreign(str(func), inputs)
         launches = self._own_launches()
         from_kernels = any(pointer in self._derived for pointer in input_storages)
         plain = self._plain_inputs(inputs) if from_kernels and graph is None else []
@@ -278,8 +281,26 @@ class PyTorchTrace(TorchDispatchMode):
             with self._quiet():
                 for tensor in fresh:
                     if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor):
-                        self._remember(f"{func}, from outside PyTorch" if born else str(func), tensor)
+                        self._remember(f"{func} (from outside PyTorch)" if born else str(func), tensor)
         return result
+
+    def _remember_foreign(self, operator: str, inputs: list[torch.Tensor]) -> None:
+        """Remembers, once, each input that no operator of this call made, no kernel wrote
+        and that is not the task's: made where the trace cannot see (NumPy through
+        ``torch.frombuffer``, another thread) or kept from before (a weight, a table). One
+        that equals an output means the output was computed out of sight."""
+        for tensor in inputs:
+            pointer = _storage(tensor)
+            if pointer is None or pointer in self._foreign or pointer in self._made or pointer in self._derived:
+                continue
+            if pointer in self._written or pointer in self._plain:
+                continue
+            self._foreign.add(pointer)
+            if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor) and len(self._samples) < MAX_SAMPLED:
+                with self._quiet():
+                    self._remember(
+                        f"code out of the trace's sight (a tensor no operator made, used by {operator})", tensor
+                    )
 
     def _plain_inputs(self, inputs: list[torch.Tensor]) -> list[tuple[torch.Tensor, tuple[int, torch.device], Any]]:
         """The inputs not derived from the kernels, sampled as they are before the operator."""

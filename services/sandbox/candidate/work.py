@@ -19,8 +19,10 @@ every tensor a launch changed is replaced, whole (a kernel may store unchanged v
 only changed ones can be seen), by different finite values of the same kind: floats move by
 0.5 to 1.5 times the tensor's root mean square (at least MIN_SCALE, so that a move always
 exceeds the judge's tolerance), integers move to another value within the tensor's range
-(indices stay valid), booleans flip. The judge then counts how much of the output moved
-(judge/work.py).
+(indices stay valid), booleans flip; or, when the judge says so, by zeros (structure that
+the kernels' results were made to keep, such as two equal buffers whose difference is added
+or rows of one value added before a softmax, survives zeros but not other values). The judge
+then counts how much of the output moved (judge/work.py).
 
 A copy need not be bit for bit: a tensor whose values are those of another argument of as
 many elements, in any order, rescaled and shifted (``a * s + b``: a cast to another dtype, a
@@ -41,7 +43,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
@@ -100,6 +102,10 @@ MIN_SCALE = 0.25
 # rarely) leave it a copy; a float16 rounding (5e-4 of a value) stays within the tolerance.
 COPY_SHARE = 0.99
 COPY_TOLERANCE = 1e-3
+
+
+# What a knock-out puts in place of what the kernels wrote.
+Replacement = Literal["values", "zeros"]
 
 
 class Listener(Protocol):
@@ -279,9 +285,9 @@ class WorkProbe:
         self._capturing = capturing
         self._sync = sync
         self._lock = threading.RLock()
-        self._order: Callable[[str], bool] | None = None
+        self._order: Callable[[str], Replacement | None] | None = None
         self._listener: Listener = _UNHEARD
-        self._orders: dict[str, bool] = {}
+        self._orders: dict[str, Replacement | None] = {}
         self._generator: dict[torch.device, torch.Generator] = {}
         self.knocked_out = 0  # tensors whose written elements were replaced in this call
         self.launches = 0  # own launches seen in this call (the trace watches it move)
@@ -305,9 +311,10 @@ class WorkProbe:
         return {"JITFunction.run": JITFunction.run, "InterpretedFunction.run": InterpretedFunction.run}
 
     @contextmanager
-    def armed(self, order: Callable[[str], bool], listener: Listener) -> Iterator[None]:
+    def armed(self, order: Callable[[str], Replacement | None], listener: Listener) -> Iterator[None]:
         """Watches every own launch inside the block; ``order(kernel)`` is asked once per
-        kernel name, after its first launch, whether to knock out what it writes;
+        kernel name, after its first launch, whether to knock out what it writes (and with
+        what: other ``values`` or ``zeros``);
         ``listener`` hears of every tensor an own launch changed: with how many of its
         elements changed, or, for a copy, with its source."""
         with self._lock:
@@ -378,10 +385,14 @@ class WorkProbe:
                 self._listener.written([(tensor, count) for tensor, count in changed if id(tensor) not in copied])
             if name not in self._orders and self._order is not None:
                 self._orders[name] = self._order(name)
-            if changed and self._orders.get(name):
+            replacement = self._orders.get(name)
+            if changed and replacement is not None:
                 with self._quiet():
                     for tensor, _ in changed:
-                        replace(tensor, self._generator_for(bits.device(tensor)))
+                        if replacement == "zeros":
+                            _copy(_detach(tensor), _zeros_like(tensor))
+                        else:
+                            replace(tensor, self._generator_for(bits.device(tensor)))
                 self.knocked_out += len(changed)
         return result
 

@@ -79,7 +79,10 @@ class CandidateClient:
         self._device = device
 
     def _call(
-        self, command: BaseModel | None, expected: type[BaseModel], knock_out: Callable[[str], bool] | None = None
+        self,
+        command: BaseModel | None,
+        expected: type[BaseModel],
+        knock_out: Callable[[str], KnockOutOrder] | None = None,
     ) -> tuple[BaseModel, int, list[int]]:
         """Sends ``command`` and reads the reply's header: the reply, its payload's size (still
         unread) and its descriptors (only a RunResult may bring any). With ``knock_out`` (a
@@ -93,7 +96,7 @@ class CandidateClient:
                     break
                 close_fds(fds)
                 discard_payload(self._sock, size)
-                send(self._sock, KnockOutOrder(knock_out=knock_out(reply.kernel)))
+                send(self._sock, knock_out(reply.kernel))
         except (ProtocolError, OSError) as error:
             raise CandidateLost(str(error)) from error
         if not isinstance(reply, RunResult) or expected is not RunResult:
@@ -198,12 +201,14 @@ class CandidateClient:
         late_write_wait_seconds: float,
         *,
         knock_out: Callable[[str], bool] = lambda _kernel: False,
+        zeros: bool = False,
         expected: Sequence[torch.Tensor] | None = None,
         expected_dtypes: Sequence[torch.dtype] | None = None,
         mutable_inputs: Mapping[int, torch.Tensor] | None = None,
     ) -> CandidateRun:
         """One checked forward call; ``knock_out(kernel)`` says whether what that kernel writes
-        is replaced during it (candidate/work.py; asked after the kernel's first launch).
+        is replaced during it (candidate/work.py; asked after the kernel's first launch), by
+        zeros with ``zeros``, else by other values.
 
         ``mutable_inputs`` maps the positions of the inputs the candidate may modify to the
         values the reference leaves in them; those it modified come back after its outputs.
@@ -215,9 +220,9 @@ class CandidateClient:
         command = Run(spec=spec, late_write_wait_seconds=late_write_wait_seconds, mutable_inputs=sorted(mutable))
         asked: set[str] = set()
 
-        def order(kernel: str) -> bool:
+        def order(kernel: str) -> KnockOutOrder:
             asked.add(kernel)
-            return knock_out(kernel)
+            return KnockOutOrder(knock_out=knock_out(kernel), zeros=zeros)
 
         reply, size, fds = self._call(command, RunResult, order)
         assert isinstance(reply, RunResult)

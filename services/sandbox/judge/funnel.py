@@ -346,12 +346,13 @@ class Evaluation:
         self._first_run = None  # at the task's own sizes (profiles that never shrink) its copies are large
         need = self.footprint(self.tiny_spec)
         # One knock-out call among the other three modes' calls, in one of their modes (the
-        # first call is always KernelBench's mode, so a knock-out there would stand out).
+        # first call is always KernelBench's mode, so a knock-out there would stand out); it
+        # replaces with zeros (work.py: every other size replaces with other values).
         knock_mode = self.work.random.randint(1, len(_MODES) - 1)
         knock_train, knock_grad = _MODES[knock_mode]
         knock_spec = self.work.fresh(self.spec(constants, train=knock_train, grad=knock_grad))
         knock_out = KnockOut(
-            knock_spec, knock_spec, f"knock-out call, {_mode_name(knock_train, knock_grad)} on {sizes}"
+            knock_spec, knock_spec, f"knock-out call, {_mode_name(knock_train, knock_grad)} on {sizes}", zeros=True
         )
         knock_at = 1 + self.work.slot(len(_MODES) - 1)
         shown = ""
@@ -529,11 +530,12 @@ class Evaluation:
         expected: ReferenceRun,
         *,
         knock_out: Callable[[str], bool] = lambda _kernel: False,
+        zeros: bool = False,
         expected_dtypes: Sequence[torch.dtype] | None = None,
     ) -> CandidateRun:
         """One checked call of the candidate; the inputs the reference modifies may be
         modified too (their final values come back after the outputs); ``knock_out(kernel)``
-        says whether what that kernel writes is replaced (work.py)."""
+        says whether what that kernel writes is replaced (work.py), by zeros with ``zeros``."""
         wait = self.settings.correctness.late_write_wait_seconds
         mutable = expected.modified_inputs
         if spec.dtype is not None:  # the candidate's float inputs are in the variant's dtype
@@ -542,6 +544,7 @@ class Evaluation:
             spec,
             wait,
             knock_out=knock_out,
+            zeros=zeros,
             expected=expected.outputs,
             expected_dtypes=expected_dtypes,
             mutable_inputs=mutable,

@@ -9,8 +9,11 @@ Three checks (docs/EVALUATION.md, "Proof of work"):
 2. Knock-out calls: at every size the judge checks (the tiny run, then each size and dtype of
    the correctness variants) one more call on fresh inputs, placed at random among the checked
    calls of that size, in which every element the candidate's own kernels write is replaced by
-   another finite value of the same kind. Nothing in the candidate's process tells it from any
-   other checked call before its first kernel ran. The share of output elements that then
+   another finite value of the same kind (in the tiny run by zeros: results made to cancel or
+   to be ignored, such as equal twins whose difference is added, rows of one value added
+   before a softmax or rows summing to zero added before a mean, survive zeros and show it,
+   where random values would move the output). Nothing in the candidate's process tells it
+   from any other checked call before its first kernel ran. The share of output elements that then
    differ from the reference is the share of the output the kernels produce: none at all
    (the outputs stay right) is HACKED, so is a call that raises only when the kernels' results
    are replaced (a check on them, not a use of them). With two or more kernels, one more call
@@ -53,8 +56,8 @@ FULL_SHARE = 0.95
 @dataclass(frozen=True)
 class KnockOut:
     """One knock-out call: the candidate's and the reference's specs (they differ for another
-    precision), the dtypes expected back, where it runs (for messages), and the kernels whose
-    writes it replaces (None: all of them)."""
+    precision), the dtypes expected back, where it runs (for messages), the kernels whose
+    writes it replaces (None: all of them) and whether with zeros."""
 
     candidate: RunSpec
     reference: RunSpec
@@ -62,6 +65,7 @@ class KnockOut:
     expected_dtypes: tuple[torch.dtype, ...] | None = None
     kernels: frozenset[str] | None = None
     task_sizes: bool = False
+    zeros: bool = False  # replace with zeros rather than other values
 
     def order(self, kernel: str) -> bool:
         return self.kernels is None or kernel in self.kernels
@@ -128,7 +132,11 @@ class WorkCheck:
             return f"{plan.where}: not knocked out (the reference fails on these inputs)"
         try:
             run = evaluation.candidate_run(
-                plan.candidate, expected, knock_out=plan.order, expected_dtypes=plan.expected_dtypes
+                plan.candidate,
+                expected,
+                knock_out=plan.order,
+                zeros=plan.zeros,
+                expected_dtypes=plan.expected_dtypes,
             )
         except CandidateFailed as failure:
             if failure.kind != "runtime" or self._fails_anyway(plan, expected):
@@ -153,8 +161,9 @@ class WorkCheck:
                 self.unreached |= plan.kernels
             return f"{plan.where}: {share:.0%} of the output moved"
         if share == 0:
+            replaced = "zeros (what they wrote cancels out or is ignored)" if plan.zeros else "other values"
             reason = (
-                f"{plan.where}: its outputs stay correct with what its Triton kernels wrote replaced by other values "
+                f"{plan.where}: its outputs stay correct with what its Triton kernels wrote replaced by {replaced} "
                 f"({run.result.overwritten} tensor(s)), so those kernels do not compute the output"
             )
             evaluation.evidence.add(reason)
