@@ -223,6 +223,14 @@ def casts_pytorchs():
     return [y]
 
 
+def copies_all_but_one():
+    t = torch.relu(X)
+    y = torch.empty_like(X)  # NaN in a checked call: the element left unwritten
+    scale_kernel[(triton.cdiv(X.numel(), 128),)](t, y, 1.0, X.numel() - 1, BLOCK=128)
+    y.view(-1)[-1] = 0.0
+    return [y]
+
+
 def made_out_of_sight():
     y = torch.empty_like(X)
     launch(relu_kernel, X, y)
@@ -278,6 +286,7 @@ SCENARIOS = {
     "casts_pytorchs": (casts_pytorchs, False),
     "numel_replaced": (numel_replaced, False),
     "made_out_of_sight": (made_out_of_sight, False),
+    "copies_all_but_one": (copies_all_but_one, False),
     "custom_op": (custom_op, False),
     "thread_made": (thread_made, False),
 }
@@ -354,6 +363,7 @@ def test_a_knock_out_with_zeros_leaves_zeros(scenarios: dict) -> None:
         ("rescales_pytorchs", "copy"),  # halves what PyTorch doubled
         ("casts_pytorchs", "copy"),  # another dtype, transposed: the same values
         ("rescales_input", "data"),  # scaling an input is the whole of some tasks
+        ("copies_all_but_one", "copy"),  # the element it left unwritten does not make it work
     ],
 )
 def test_launches_that_write_no_data_are_told_apart(scenarios: dict, scenario: str, wrote: str) -> None:
@@ -398,7 +408,9 @@ def test_a_graph_replay_after_a_knock_out_leaves_the_call_knocking_out_nothing()
     legit/cuda_graph_inside)."""
     probe = WorkProbe("candidate.py", None, contextlib.nullcontext, lambda: None, lambda: None)
     written: list[object] = []
-    listener = types.SimpleNamespace(written=written.extend, copied=written.extend, worked=lambda _tensor: False)
+    listener = types.SimpleNamespace(
+        written=written.extend, copied=written.extend, worked=lambda _tensor: False, used=lambda _tensors: None
+    )
 
     graph = types.SimpleNamespace(drkernel_written=[torch.zeros(4)])
     with probe.armed(lambda _kernel: "values", listener):

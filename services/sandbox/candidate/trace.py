@@ -203,6 +203,12 @@ class PyTorchTrace(TorchDispatchMode):
             if self.plain(source):
                 self._keep_plain(target)
 
+    def used(self, tensors: list[torch.Tensor]) -> None:
+        """Hears of the tensor arguments of a launch of the candidate's kernels, before it
+        runs: one made out of the trace's sight is remembered (a kernel that copies it into
+        the output, whole or in part, moves work done elsewhere)."""
+        self._remember_foreign("a launch of its kernels", tensors)
+
     def worked(self, tensor: torch.Tensor) -> bool:
         """Whether ``tensor`` holds the task's data or what the kernels computed."""
         return _storage(tensor) in self._derived or self.plain(tensor)

@@ -80,6 +80,8 @@ _sum = torch.sum
 _mean = torch.mean
 _sort = torch.sort
 _flip = torch.flip
+_masked_select = torch.masked_select
+_logical_and = torch.logical_and
 _le = torch.le
 _lt = torch.lt
 _div = torch.div
@@ -121,6 +123,9 @@ class Listener(Protocol):
         """Whether ``tensor`` holds the task's data or the kernels' own results."""
         ...
 
+    def used(self, tensors: list[torch.Tensor]) -> None:
+        """The tensor arguments of a launch, before it runs."""
+
 
 class _Unheard:
     """The listener outside checked calls: nothing hears, nothing counts as worked."""
@@ -134,17 +139,20 @@ class _Unheard:
     def worked(self, tensor: torch.Tensor) -> bool:
         return False
 
+    def used(self, tensors: list[torch.Tensor]) -> None:
+        pass
+
 
 _UNHEARD = _Unheard()
 
 
-def _changed(before: torch.Tensor, after: torch.Tensor) -> int | None:
-    """How many elements' bits differ, or None when the dtype has no same-size integer view
-    (the caller compares whole tensors)."""
+def _changed(before: torch.Tensor, after: torch.Tensor) -> torch.Tensor | None:
+    """Which elements' bits differ (flat, in the tensor's logical order), or None when the
+    dtype has no same-size integer view (the caller compares whole tensors)."""
     same_size = _BITS.get(bits.element_size(after))
     if same_size is None:
         return None
-    return int(bits.item(_count(_ne(_view(before, same_size), _view(after, same_size)))))
+    return _reshape(_ne(_view(before, same_size), _view(after, same_size)), (-1,))
 
 
 class _Argument:
@@ -156,21 +164,31 @@ class _Argument:
         self._snapshot = Snapshot(self.tensor)
         self._copy = self._snapshot.copy
 
-    def changed(self) -> int:
-        """How many elements changed (all of them, when only a digest tells)."""
+    def changed(self) -> tuple[int, torch.Tensor | None]:
+        """How many elements changed, and which (flat; None: all of them, when only a digest
+        or a whole-tensor comparison tells)."""
         tensor = self.tensor
         if self._copy is not None:
-            count = _changed(self._copy, tensor)
-            if count is not None:
-                return count
-        return 0 if self._snapshot.unchanged(tensor) else bits.numel(tensor)
+            mask = _changed(self._copy, tensor)
+            if mask is not None:
+                return int(bits.item(_count(mask))), mask
+        return (0 if self._snapshot.unchanged(tensor) else bits.numel(tensor)), None
 
 
-def _is_constant(tensor: torch.Tensor, count: int) -> bool:
-    """A float tensor (enough of it changed) that now holds one value throughout."""
-    if count < MIN_ELEMENTS or not bits.is_floating_point(tensor):
+def _written(tensor: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """The values a launch wrote into ``tensor`` (flat, float64): those ``mask`` marks changed."""
+    values = _reshape(_to(_detach(tensor), _float64), (-1,))
+    return values if mask is None else _masked_select(values, mask)
+
+
+def _is_constant(tensor: torch.Tensor, count: int, mask: torch.Tensor | None) -> bool:
+    """A float tensor (enough of it changed) that now holds one value: throughout, or where
+    the launch changed it when it changed nearly all of it. (Which elements a launch changed
+    is information: an in-place ReLU changes only the negative elements, all to 0.)"""
+    if count < MIN_ELEMENTS or not bits.is_floating_point(tensor) or bits.is_complex(tensor):
         return False
-    return bool(bits.item(_eq(_amin(tensor), _amax(tensor))))  # by value: -0.0 is 0.0; NaN is no value
+    values = _written(tensor, mask if count >= COPY_SHARE * bits.numel(tensor) else None)
+    return bool(bits.item(_eq(_amin(values), _amax(values))))  # by value: -0.0 is 0.0; NaN is no value
 
 
 def _exact_source(tensor: torch.Tensor, count: int, sources: list[torch.Tensor]) -> torch.Tensor | None:
@@ -184,47 +202,48 @@ def _exact_source(tensor: torch.Tensor, count: int, sources: list[torch.Tensor])
     return None
 
 
-def _sorted_values(tensor: torch.Tensor) -> torch.Tensor | None:
-    """The tensor's values in float64, sorted, or None when they are not all finite or are
-    all one value (nothing to rescale)."""
-    values = _sort(_reshape(_to(_detach(tensor), _float64), (-1,))).values
-    if not bool(bits.item(_all(_isfinite(values)))):
-        return None
-    return values if bool(bits.item(_ne(_amin(values), _amax(values)))) else None
-
-
-def _is_rescaled(target: torch.Tensor, source: torch.Tensor) -> bool:
-    """Whether sorted values ``target`` are ``a * source + b`` (sorted, ``a`` of either sign)
-    at COPY_SHARE of them, within COPY_TOLERANCE of the target's range (least squares)."""
+def _fits(target: torch.Tensor, source: torch.Tensor) -> bool:
+    """Whether ``target`` is ``a * source + b`` (least squares, ``a`` not 0) at COPY_SHARE of
+    its values, within COPY_TOLERANCE of its range. Pairs with a non-finite value are left
+    out: what a checked call never wrote holds NaN (deterministic fill)."""
+    finite = _logical_and(_isfinite(target), _isfinite(source))
+    if int(bits.item(_count(finite))) < MIN_ELEMENTS:
+        return False
+    target, source = _masked_select(target, finite), _masked_select(source, finite)
     spread = bits.item(_sub(_amax(target), _amin(target)))
-    for candidate in (source, _flip(source, (0,))):
-        centred = _sub(candidate, _mean(candidate))
-        scale = bits.item(_sum(_mul(centred, centred)))
-        if scale == 0:
-            continue
-        slope = bits.item(_sum(_mul(centred, target))) / scale
-        fitted = _add(_mul(centred, slope), _mean(target))
-        close = _le(_abs(_sub(target, fitted)), COPY_TOLERANCE * spread)
-        if bits.item(_count(close)) >= COPY_SHARE * bits.numel(target):
-            return True
-    return False
+    centred = _sub(source, _mean(source))
+    scale = bits.item(_sum(_mul(centred, centred)))
+    if spread == 0 or scale == 0:
+        return False  # one value: the constant finding's, not a copy
+    slope = bits.item(_sum(_mul(centred, target))) / scale
+    fitted = _add(_mul(centred, slope), _mean(target))
+    close = _le(_abs(_sub(target, fitted)), COPY_TOLERANCE * spread)
+    return bool(bits.item(_count(close)) >= COPY_SHARE * bits.numel(target))
 
 
-def _rescaled_source(tensor: torch.Tensor, count: int, sources: list[torch.Tensor]) -> torch.Tensor | None:
+def _rescaled_source(
+    tensor: torch.Tensor, count: int, mask: torch.Tensor | None, sources: list[torch.Tensor]
+) -> torch.Tensor | None:
     """The argument of as many elements whose values a float tensor (enough of it changed)
-    now holds, in any order, up to a scale and a shift (module docstring)."""
+    now holds up to a scale and a shift (module docstring): element for element where the
+    launch changed it, when it changed nearly all of it (which elements it changed carries
+    no information then), or throughout in any order (the two sorted). A kernel that copies
+    part of a tensor is the trace's to see: it remembers such sources (``Listener.used``)."""
     if count < MIN_ELEMENTS or not bits.is_floating_point(tensor) or bits.is_complex(tensor):
         return None
     size = bits.numel(tensor)
     candidates = [s for s in sources if bits.numel(s) == size and not bits.is_complex(s)]
     if not candidates:
         return None
-    target = _sorted_values(tensor)
-    if target is None:
-        return None
+    if count >= COPY_SHARE * size:
+        written = _written(tensor, mask)
+        for source in candidates:
+            if _fits(written, _written(source, mask)):
+                return source
+    ordered = _sort(_written(tensor, None)).values
     for source in candidates:
-        values = _sorted_values(source)
-        if values is not None and _is_rescaled(target, values):
+        values = _sort(_written(source, None)).values
+        if _fits(ordered, values) or _fits(ordered, _flip(values, (0,))):
             return source
     return None
 
@@ -365,6 +384,7 @@ class WorkProbe:
             graph.drkernel_written.extend(tensors)
             return original(kernel, *args, **kwargs)
         with self._lock:
+            self._listener.used(tensors)
             with self._quiet():
                 self._sync()
                 before = [_Argument(t) for t in tensors]
@@ -401,26 +421,27 @@ class WorkProbe:
     ) -> tuple[Wrote, list[tuple[torch.Tensor, int]], list[tuple[torch.Tensor, torch.Tensor]]]:
         """What a launch wrote; the tensors it changed, with how many elements each; and those
         of them that hold a copy of another argument, with that source (module docstring)."""
-        changed, unchanged = [], []
+        changed, masks, unchanged = [], [], []
         for argument in before:
-            count = argument.changed()
+            count, mask = argument.changed()
             if count:
                 changed.append((argument.tensor, count))
+                masks.append(mask)
             else:
                 unchanged.append(argument.tensor)
         if not changed:
             return "nothing", changed, []
         copies, idle, constant = [], 0, 0
-        for tensor, count in changed:
+        for (tensor, count), mask in zip(changed, masks, strict=True):
             source = _exact_source(tensor, count, unchanged)
             work = False
             if source is None:
-                source = _rescaled_source(tensor, count, unchanged)
+                source = _rescaled_source(tensor, count, mask, unchanged)
                 work = source is not None and self._listener.worked(source)
             if source is not None:
                 copies.append((tensor, source))
                 idle += not work
-            elif _is_constant(tensor, count):
+            elif _is_constant(tensor, count, mask):
                 constant += 1
         if idle + constant < len(changed):
             return "data", changed, copies
