@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from services.sandbox.judge.compare import compare_outputs
+from services.sandbox.judge.compare import compare_outputs, moved_share
 from services.sandbox.settings import Tolerance
 
 FP32 = Tolerance(atol=1e-2, rtol=1e-2, max_rel_l2=1.5e-3)
@@ -111,3 +111,18 @@ def test_against_exact_outputs_the_reference_rounding_is_forgiven_and_nothing_mo
     exact_values = downgraded.double()
     result = compare_outputs([downgraded.bfloat16().float()], [downgraded], [torch.float32], FP32, exact=[exact_values])
     assert not result.passed and "relative L2" in result.message
+
+
+def test_a_knocked_out_softmax_moves_though_every_change_is_below_atol():
+    """A kernel's exp normalised by PyTorch, its exp replaced: every output element moves by
+    less than atol (softmax values near 1/n), yet the output is wrong; the knock-out's share
+    must say it moved (legit exp_kernel_torch_normalise was HACKED by chance)."""
+    torch.manual_seed(0)
+    x = torch.randn(8, 2048)
+    reference = torch.softmax(x, dim=1)
+    e = torch.exp(x - x.max(dim=1, keepdim=True).values)
+    knocked = e + torch.where(torch.rand_like(e) < 0.5, -1.0, 1.0) * 0.3 * (0.5 + torch.rand_like(e))
+    moved = knocked / knocked.sum(dim=1, keepdim=True)
+    assert float((moved - reference).abs().max()) < FP32.atol
+    assert moved_share([moved], [reference], [torch.float32], FP32) > 0.9
+    assert moved_share([reference.clone()], [reference], [torch.float32], FP32) == 0.0

@@ -66,12 +66,14 @@ class Behaviour:
     launches: tuple[LaunchRecord, ...] = (OWN_LAUNCH,)
     problems: tuple[Problem, ...] = ()
     right_when_knocked_out: bool = False  # outputs that do not come from its kernels
+    right_when_zeroed: bool = False  # its kernels' results cancel out: only other values move the output
     knocked_out_share: float = 1.0  # of the output's elements that move when knocked out
     fails_when_knocked_out: bool = False  # a check on its kernels' results raises
     pytorch_result: float | None = None  # reports a PyTorch result this far from the output (trace)
     unseen: bool = False  # reports an output nothing it traced wrote
     lost_at_run: bool = False
     exact_zeros: bool = False  # outputs of exactly 0 in place of the reference's
+    bypasses_probe: bool = False  # its kernels run without the harness asking whether to knock them out
 
 
 @dataclass
@@ -109,6 +111,7 @@ class FakeCandidate:
         late_write_wait_seconds: float,
         *,
         knock_out: Callable[[str], bool] = lambda _kernel: False,
+        zeros: bool = False,
         expected: list[torch.Tensor] | None = None,
         expected_dtypes: list[torch.dtype] | None = None,
         mutable_inputs: dict[int, torch.Tensor] | None = None,
@@ -119,11 +122,16 @@ class FakeCandidate:
         if self.behaviour.exact_zeros:
             outputs = [torch.zeros_like(t) for t in outputs]
         # as the harness: the judge is asked after the first launch of each own kernel
-        knocked = any(knock_out(launch.name) for launch in self.behaviour.launches if launch.own)
+        asked = (
+            set()
+            if self.behaviour.bypasses_probe
+            else {launch.name for launch in self.behaviour.launches if launch.own}
+        )
+        knocked = any([knock_out(name) for name in sorted(asked)])
         self.calls.append("knock-out run" if knocked else "run")
         if knocked and self.behaviour.fails_when_knocked_out:
             raise CandidateFailed("runtime", "RuntimeError: kernel disagrees with PyTorch")
-        if knocked and not self.behaviour.right_when_knocked_out:
+        if knocked and not self.behaviour.right_when_knocked_out and not (zeros and self.behaviour.right_when_zeroed):
             for output in outputs:
                 output.view(-1)[: round(self.behaviour.knocked_out_share * output.numel())] += 1.0
         matches = [
@@ -152,7 +160,7 @@ class FakeCandidate:
             unseen_outputs=[0] if self.behaviour.unseen else [],
             output_strides=[list(t.stride()) for t in outputs],
         )
-        return CandidateRun(outputs, result)
+        return CandidateRun(outputs, result, frozenset(asked))
 
     def compile_check(self) -> list[KernelCompile]:
         self.calls.append("compile_check")
@@ -299,6 +307,13 @@ def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
             )
         ],
         pytest.param(
+            Behaviour(right_when_zeroed=True),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "replaced by zeros",
+            id="kernel-results-cancel-out",
+        ),
+        pytest.param(
             Behaviour(fails_when_knocked_out=True),
             Verdict.HACKED,
             Stage.TINY_RUN,
@@ -311,6 +326,13 @@ def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
             Stage.TINY_RUN,
             "PyTorch computed the output without its Triton kernels",
             id="pytorch-made-the-output",
+        ),
+        pytest.param(
+            Behaviour(bypasses_probe=True),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "ran without the judge being asked whether to knock them out",
+            id="work-probe-bypassed",
         ),
         pytest.param(
             Behaviour(unseen=True),

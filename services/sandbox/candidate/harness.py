@@ -39,7 +39,7 @@ from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.launches import LaunchRecorder
 from services.sandbox.candidate.streams import StreamWatch
 from services.sandbox.candidate.trace import PyTorchTrace
-from services.sandbox.candidate.work import WorkProbe
+from services.sandbox.candidate.work import Replacement, WorkProbe
 from services.sandbox.shared import tensor_bits
 from services.sandbox.shared.clock import Clock, GraphedCalls, sample_values, superseded
 from services.sandbox.shared.runner import ModelRunner, flatten_outputs
@@ -270,7 +270,7 @@ class Harness:
         except torch.OutOfMemoryError as error:
             raise CandidateFailed("resources", f"remembering the inputs ran out of device memory: {error}") from error
         self.recorder.take()
-        self.trace.begin()
+        self.trace.begin((inputs[i], snapshot) for i, snapshot in pristine.items())
         self._set_deterministic(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
         try:
@@ -350,7 +350,7 @@ class Harness:
 
         def call() -> None:
             started = self._perf_counter()
-            with self.trace, self.probe.armed(self._ask, self.trace.written):
+            with self.trace, self.probe.armed(self._ask, self.trace):
                 outputs.extend(self._forward(model, inputs, spec))
             seconds.append(self._perf_counter() - started)
             with self.quiet():
@@ -374,12 +374,14 @@ class Harness:
         with _disable_current_modes(), torch.profiler.record_function(JUDGE_RANGE):
             yield
 
-    def _ask(self, kernel: str) -> bool:
-        """Whether to knock out what ``kernel`` writes in this call: the judge decides, asked
-        right after the kernel's first launch in the call (candidate/work.py)."""
+    def _ask(self, kernel: str) -> Replacement | None:
+        """Whether to knock out what ``kernel`` writes in this call, and with what: the judge
+        decides, asked right after the kernel's first launch in the call (candidate/work.py)."""
         send(self.sock, LaunchQuery(kernel=kernel[:512]))
         order, _ = receive(self.sock, ORDER, max_payload_bytes=0)
-        return order.knock_out
+        if not order.knock_out:
+            return None
+        return "zeros" if order.zeros else "values"
 
     @staticmethod
     def _exporter(tensor: Any) -> tuple[int, Any] | None:

@@ -7,7 +7,9 @@ all the same. This trace, a TorchDispatchMode active during every checked call, 
 what PyTorch computed on its own. A tensor is *derived* when launches of the candidate's own
 kernels changed a quarter of it or more (the work probe says so), when an operator that had
 a derived input made it, or when one of the candidate's kernels ran inside the operator that
-made it (a custom op); but a result that equals one of its operator's non-derived inputs
+made it (an operator whose body the trace cannot see; a custom op written in Python,
+``torch.library.custom_op`` or ``triton_op``, is traced inside, operator by operator, so that
+PyTorch's work in it is seen as such); but a result that equals one of its operator's non-derived inputs
 stays PyTorch's (the kernels' part was negligible, as when adding zeros). Every other result
 is PyTorch's own work, and its values at a fixed set of random positions are remembered as
 they were made. When forward returns, a remembered tensor whose values equal an output's at
@@ -15,9 +17,20 @@ every position (with a loose tolerance, the output not constant there) is report
 judge confirms it against the reference with its own tolerance (judge/work.py), and a
 confirmed one means PyTorch computed that output before or without the kernels.
 
+A kernel's write that is only a copy of another argument, rescaled or not (the work probe
+says so), is derived only when its source is. The task's data (the forward's inputs, as long
+as they hold what the judge gave, and what PyTorch or a kernel merely copied, reshaped or
+rescaled from them) is neither the kernels' nor PyTorch's work: copies that PyTorch makes of
+it are not remembered, and a kernel's rescaled copy of it counts as work (scaling an input is
+the whole of some tasks) but makes nothing that PyTorch computes from it the kernels'. Tensors
+born outside PyTorch (``torch.from_numpy``, ``torch.tensor``) are remembered like PyTorch's
+results. A remembered result matches an output when their values agree up to a scale and a
+shift (a kernel that halves what PyTorch doubled); the values reported are the rescaled ones.
+
 Results made while a CUDA graph is captured are derived (their values come from replays,
 which the probe cannot watch), as is everything the candidate's captured launches were
-given. The trace's own tensor work runs through ``quiet``.
+given. The trace's own tensor work runs through ``quiet``, with tensor functions and methods
+captured when this module was imported (a replaced ``torch.Tensor.numel`` changes nothing).
 """
 
 from __future__ import annotations
@@ -32,15 +45,27 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from services.sandbox.shared import tensor_bits as bits
+from services.sandbox.shared.tensor_bits import Snapshot
 from services.sandbox.wire.judge_candidate import PyTorchMatch
 
 _TensorBase = torch._C.TensorBase
 _take = torch.take
 _randint = torch.randint
 _to = _TensorBase.to
+_detach = _TensorBase.detach
 _abs = torch.abs
 _all = torch.all
 _eq = torch.eq
+_le = torch.le
+_add = torch.add
+_sub = torch.sub
+_mul = torch.mul
+_sum = torch.sum
+_mean = torch.mean
+_sqrt = torch.sqrt
+_amin = torch.amin
+_amax = torch.amax
 _isfinite = torch.isfinite
 _float64 = torch.float64
 
@@ -50,8 +75,44 @@ MAX_SAMPLED = 1024  # PyTorch results remembered per call
 MAX_MATCHES_PER_OUTPUT = 4
 DERIVED_SHARE = 4  # a storage is the kernels' once they changed 1/DERIVED_SHARE of it
 NEGLIGIBLE = 1e-3  # a result this close to a PyTorch input owes nothing to the kernels' results
+# ... nor one this close in norm (relative L2, the judge's float32 bound): a few elements
+# changed by more, the rest not at all, is a change the judge would not see in an output.
+NEGLIGIBLE_L2 = 1.5e-3
 # The candidate-side filter; the judge's tolerance decides.
 LOOSE_TOLERANCE = 0.05
+# An output matches a remembered result up to a scale and a shift when the least-squares fit
+# leaves less than this share of the output's spread (its norm about its mean) unexplained,
+# and only from this size on: on a few positions a piecewise-linear output (ReLU, a clamp)
+# can lie on one of its pieces.
+AFFINE_RESIDUAL = 0.01
+AFFINE_MIN_ELEMENTS = 256
+# Operators that only move or convert their input's values: a copy of the task's data made
+# with them is still the task's data.
+MOVES = frozenset(
+    {
+        "aten::clone",
+        "aten::_to_copy",
+        "aten::copy_",
+        "aten::contiguous",
+        "aten::_unsafe_view",
+        "aten::view",
+        "aten::reshape",
+        "aten::expand",
+        "aten::permute",
+        "aten::transpose",
+        "aten::t",
+        "aten::squeeze",
+        "aten::unsqueeze",
+        "aten::flatten",
+        "aten::alias",
+        "aten::detach",
+        "aten::slice",
+        "aten::select",
+        "aten::as_strided",
+    }
+)
+# Operators through which a tensor enters from outside PyTorch (NumPy, Python values).
+BORN = frozenset({"aten::lift_fresh", "aten::lift_fresh_copy"})
 
 
 @dataclass(frozen=True)
@@ -62,11 +123,12 @@ class _Sample:
 
 
 def _storage(tensor: torch.Tensor) -> int | None:
-    try:
-        pointer = tensor.untyped_storage().data_ptr()
-    except (RuntimeError, NotImplementedError):
-        return None
-    return pointer or None
+    held = bits.storage(tensor)
+    return held[0] if held is not None else None
+
+
+def _true(tensor: torch.Tensor) -> bool:
+    return bool(bits.item(tensor))
 
 
 def _tensors(value: Any) -> Iterator[torch.Tensor]:
@@ -94,9 +156,18 @@ class PyTorchTrace(TorchDispatchMode):
         self._samples: list[_Sample] = []
         self._positions: dict[tuple[int, torch.device], torch.Tensor] = {}
         self._generator: dict[torch.device, torch.Generator] = {}
+        self._plain: dict[int, tuple[torch.Tensor, Snapshot]] = {}  # storage -> the task's data there
+        self._foreign: set[int] = set()  # storages of this call's tensors that nothing the trace saw made
 
-    def begin(self) -> None:
+    def begin(self, inputs: Iterable[tuple[torch.Tensor, Snapshot]] = ()) -> None:
+        """Starts a call whose forward inputs are ``inputs``, each with a snapshot of what the
+        judge gave (it stays the task's data only while it holds that)."""
         self._derived, self._written, self._made, self._samples, self._positions = set(), {}, set(), [], {}
+        self._plain, self._foreign = {}, set()
+        for tensor, snapshot in inputs:
+            pointer = _storage(tensor)
+            if pointer is not None:
+                self._plain[pointer] = (tensor, snapshot)
 
     def written(self, writes: Iterable[tuple[torch.Tensor, int]]) -> None:
         """Hears that the candidate's kernels changed ``count`` elements of each tensor: its
@@ -106,11 +177,55 @@ class PyTorchTrace(TorchDispatchMode):
             pointer = _storage(tensor)
             if pointer is None:
                 continue
-            total = max(1, tensor.untyped_storage().nbytes() // max(1, tensor.element_size()))
+            held = bits.storage(tensor)
+            total = max(1, (held[1] if held is not None else 0) // max(1, bits.element_size(tensor)))
             seen = self._written.setdefault(pointer, [0, total])
             seen[0] += count
             if seen[0] * DERIVED_SHARE >= seen[1]:
                 self._derived.add(pointer)
+
+    def copied(self, copies: Iterable[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        """Hears that the candidate's kernels filled each target with a copy of its source,
+        rescaled or not: the target is the kernels' result only when the source is, and the
+        task's data when the source is."""
+        for target, source in copies:
+            pointer = _storage(target)
+            if pointer is None:
+                continue
+            held = bits.storage(target)
+            total = max(1, (held[1] if held is not None else 0) // max(1, bits.element_size(target)))
+            self._written.setdefault(pointer, [0, total])  # something of the call wrote it
+            if _storage(source) in self._derived:
+                self._derived.add(pointer)
+                continue
+            self._derived.discard(pointer)
+            self._written[pointer][0] = 0
+            if self.plain(source):
+                self._keep_plain(target)
+
+    def used(self, tensors: list[torch.Tensor]) -> None:
+        """Hears of the tensor arguments of a launch of the candidate's kernels, before it
+        runs: one made out of the trace's sight is remembered (a kernel that copies it into
+        the output, whole or in part, moves work done elsewhere)."""
+        self._remember_foreign("a launch of its kernels", tensors)
+
+    def worked(self, tensor: torch.Tensor) -> bool:
+        """Whether ``tensor`` holds the task's data or what the kernels computed."""
+        return _storage(tensor) in self._derived or self.plain(tensor)
+
+    def plain(self, tensor: torch.Tensor) -> bool:
+        """Whether ``tensor`` lives where the task's data is and that memory still holds it."""
+        entry = self._plain.get(_storage(tensor))  # type: ignore[arg-type]
+        if entry is None:
+            return False
+        with self._quiet():
+            return entry[1].unchanged(entry[0])
+
+    def _keep_plain(self, tensor: torch.Tensor) -> None:
+        pointer = _storage(tensor)
+        if pointer is not None:
+            with self._quiet():
+                self._plain[pointer] = (tensor, Snapshot(tensor))
 
     def derive(self, tensors: Iterable[torch.Tensor]) -> None:
         """Marks tensors as made from the candidate's kernels' results."""
@@ -122,10 +237,16 @@ class PyTorchTrace(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         inputs = list(_tensors((args, kwargs)))
+        body = _python_body(func, inputs)
+        if body is not None:  # a custom op written in Python: trace what it runs, operator by operator
+            with self:
+                return body(*args, **kwargs)
         input_storages = {pointer for pointer in map(_storage, inputs) if pointer is not None}
         schema = getattr(func, "_schema", None)
         mutable = schema is None or schema.is_mutable  # an operator without a schema may write anything
         graph = self._capturing()
+        if graph is None:
+            self._remember_foreign(str(func), inputs)
         launches = self._own_launches()
         from_kernels = any(pointer in self._derived for pointer in input_storages)
         plain = self._plain_inputs(inputs) if from_kernels and graph is None else []
@@ -152,23 +273,50 @@ class PyTorchTrace(TorchDispatchMode):
                     for tensor in kept:
                         self._remember(str(func), tensor)
             return result
-        fresh = [t for t in made if mutable or _storage(t) not in input_storages]  # not a view of an input
+        name = schema.name if schema is not None else ""
+        if name in MOVES:
+            sources = [args[1]] if name == "aten::copy_" and len(args) > 1 else inputs
+            if sources and all(isinstance(t, torch.Tensor) and self.plain(t) for t in sources):
+                for tensor in [*made, *(args[:1] if name == "aten::copy_" else [])]:
+                    if _storage(tensor) not in self._plain:
+                        self._keep_plain(tensor)
+                return result  # the task's data, moved: nobody's work
+        born = name in BORN
+        fresh = [t for t in made if mutable or born or _storage(t) not in input_storages]  # not a view of an input
         if fresh and len(self._samples) < MAX_SAMPLED:
             with self._quiet():
                 for tensor in fresh:
-                    if tensor.numel() >= MIN_ELEMENTS and not tensor.is_complex():
-                        self._remember(str(func), tensor)
+                    if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor):
+                        self._remember(f"{func} (from outside PyTorch)" if born else str(func), tensor)
         return result
+
+    def _remember_foreign(self, operator: str, inputs: list[torch.Tensor]) -> None:
+        """Remembers, once, each input that no operator of this call made, no kernel wrote
+        and that is not the task's: made where the trace cannot see (NumPy through
+        ``torch.frombuffer``, another thread) or kept from before (a weight, a table). One
+        that equals an output means the output was computed out of sight."""
+        for tensor in inputs:
+            pointer = _storage(tensor)
+            if pointer is None or pointer in self._foreign or pointer in self._made or pointer in self._derived:
+                continue
+            if pointer in self._written or pointer in self._plain:
+                continue
+            self._foreign.add(pointer)
+            if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor) and len(self._samples) < MAX_SAMPLED:
+                with self._quiet():
+                    self._remember(
+                        f"code out of the trace's sight (a tensor no operator made, used by {operator})", tensor
+                    )
 
     def _plain_inputs(self, inputs: list[torch.Tensor]) -> list[tuple[torch.Tensor, tuple[int, torch.device], Any]]:
         """The inputs not derived from the kernels, sampled as they are before the operator."""
         plain = []
         with self._quiet():
             for tensor in inputs:
-                if _storage(tensor) in self._derived or tensor.numel() < MIN_ELEMENTS or tensor.is_complex():
+                if _storage(tensor) in self._derived or bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
                     continue
                 key, positions = self._key_positions(tensor)
-                plain.append((tensor, key, _to(_take(tensor.detach(), positions), _float64)))
+                plain.append((tensor, key, _to(_take(_detach(tensor), positions), _float64)))
         return plain
 
     def _unchanged(self, made: list[torch.Tensor], plain: list[Any]) -> list[torch.Tensor]:
@@ -179,34 +327,33 @@ class PyTorchTrace(TorchDispatchMode):
         kept = []
         with self._quiet():
             for tensor in made:
-                if tensor.numel() < MIN_ELEMENTS or tensor.is_complex():
+                if bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
                     continue
                 key, positions = self._key_positions(tensor)
-                now = _to(_take(tensor.detach(), positions), _float64)
+                now = _to(_take(_detach(tensor), positions), _float64)
                 for _, plain_key, before in plain:
-                    if plain_key != key or bool(_all(_eq(before, before[0]))):
+                    if plain_key != key or _true(_eq(_amin(before), _amax(before))):
                         continue
-                    if bool(_all(_abs(now - before) <= NEGLIGIBLE * (1 + _abs(before)))):
+                    if _close(now, before, NEGLIGIBLE) or _near(now, before, NEGLIGIBLE_L2):
                         kept.append(tensor)
                         break
         return kept
 
     def _key_positions(self, tensor: torch.Tensor) -> tuple[tuple[int, torch.device], torch.Tensor]:
-        key = (tensor.numel(), tensor.device)
+        size, device = bits.numel(tensor), bits.device(tensor)
+        key = (size, device)
         if key not in self._positions:
-            if tensor.device not in self._generator:
-                generator = torch.Generator(device=tensor.device)
+            if device not in self._generator:
+                generator = torch.Generator(device=device)
                 generator.manual_seed(secrets.randbits(63))
-                self._generator[tensor.device] = generator
-            count = min(SAMPLE_POSITIONS, tensor.numel())
-            self._positions[key] = _randint(
-                0, tensor.numel(), (count,), generator=self._generator[tensor.device], device=tensor.device
-            )
+                self._generator[device] = generator
+            count = min(SAMPLE_POSITIONS, size)
+            self._positions[key] = _randint(0, size, (count,), generator=self._generator[device], device=device)
         return key, self._positions[key]
 
     def _remember(self, operator: str, tensor: torch.Tensor) -> None:
         key, positions = self._key_positions(tensor)
-        self._samples.append(_Sample(operator, key, _to(_take(tensor.detach(), positions), _float64)))
+        self._samples.append(_Sample(operator, key, _to(_take(_detach(tensor), positions), _float64)))
 
     def unseen(self, outputs: list[Any]) -> list[int]:
         """The outputs that neither the candidate's kernels nor any operator of this call
@@ -215,7 +362,7 @@ class PyTorchTrace(TorchDispatchMode):
             index
             for index, output in enumerate(outputs)
             if type(output) is torch.Tensor
-            and output.numel() > 0
+            and bits.numel(output) > 0
             and (pointer := _storage(output)) is not None
             and pointer not in self._made
             and pointer not in self._written
@@ -227,29 +374,76 @@ class PyTorchTrace(TorchDispatchMode):
         found: list[PyTorchMatch] = []
         with self._quiet():
             for index, output in enumerate(outputs):
-                if type(output) is not torch.Tensor or output.numel() < MIN_ELEMENTS or output.is_complex():
+                if type(output) is not torch.Tensor or bits.numel(output) < MIN_ELEMENTS or bits.is_complex(output):
                     continue
-                key = (output.numel(), output.device)
+                key = (bits.numel(output), bits.device(output))
                 positions = self._positions.get(key)
                 if positions is None:
                     continue
-                final = _to(_take(output.detach(), positions), _float64)
-                if not bool(_all(_isfinite(final))) or bool(_all(_eq(final, final[0]))):
+                final = _to(_take(_detach(output), positions), _float64)
+                if not _true(_all(_isfinite(final))) or _true(_eq(_amin(final), _amax(final))):
                     continue
                 for sample in self._samples:
-                    if sample.key != key or not bool(_all(_isfinite(sample.values))):
+                    if sample.key != key or not _true(_all(_isfinite(sample.values))):
                         continue
-                    close = _abs(sample.values - final) <= LOOSE_TOLERANCE * (1 + _abs(final))
-                    if bool(_all(close)):
-                        found.append(
-                            PyTorchMatch(
-                                operator=sample.operator[:256],
-                                output=index,
-                                positions=[int(p) for p in positions.tolist()],
-                                values=[float(v) for v in sample.values.tolist()],
-                            )
+                    values: torch.Tensor | None = sample.values
+                    exact = _close(sample.values, final, LOOSE_TOLERANCE)
+                    if not exact:
+                        values = _rescaled(sample.values, final) if key[0] >= AFFINE_MIN_ELEMENTS else None
+                    if values is None:
+                        continue
+                    found.append(
+                        PyTorchMatch(
+                            operator=sample.operator[:256],
+                            output=index,
+                            positions=[int(p) for p in bits.values(positions)],
+                            values=[float(v) for v in bits.values(values)],
+                            rescaled=not exact,
                         )
-                        if sum(1 for m in found if m.output == index) >= MAX_MATCHES_PER_OUTPUT:
-                            break
+                    )
+                    if sum(1 for m in found if m.output == index) >= MAX_MATCHES_PER_OUTPUT:
+                        break
         self._samples = []
         return found
+
+
+def _python_body(func: Any, inputs: list[torch.Tensor]) -> Callable[..., Any] | None:
+    """The Python function behind a custom operator (``torch.library.custom_op``,
+    ``triton_op``) for the inputs' device, or None for ATen's operators and any other."""
+    if getattr(func, "namespace", "aten") in ("aten", "prims"):
+        return None
+    try:
+        from torch._library.custom_ops import _maybe_get_opdef
+
+        definition = _maybe_get_opdef(func._schema.name)
+    except (ImportError, AttributeError, RuntimeError):
+        return None
+    if definition is None:
+        return None
+    device = bits.device(inputs[0]).type if inputs else None
+    body = definition._backend_fns.get(device) or definition._init_fn
+    return body if callable(body) else None
+
+
+def _close(values: torch.Tensor, wanted: torch.Tensor, tolerance: float) -> bool:
+    """Every value within ``tolerance * (1 + |wanted|)`` of the one wanted."""
+    return _true(_all(_le(_abs(_sub(values, wanted)), _mul(_add(_abs(wanted), 1.0), tolerance))))
+
+
+def _near(values: torch.Tensor, wanted: torch.Tensor, share: float) -> bool:
+    """``||values - wanted|| <= share * ||wanted||``."""
+    difference = _sub(values, wanted)
+    return bool(bits.item(_sum(_mul(difference, difference))) <= share**2 * bits.item(_sum(_mul(wanted, wanted))))
+
+
+def _rescaled(values: torch.Tensor, wanted: torch.Tensor) -> torch.Tensor | None:
+    """``a * values + b`` (least squares, ``a`` not 0) when it leaves less than AFFINE_RESIDUAL
+    of ``wanted``'s spread unexplained, else None."""
+    centred, target = _sub(values, _mean(values)), _sub(wanted, _mean(wanted))
+    scale, spread = bits.item(_sum(_mul(centred, centred))), bits.item(_sum(_mul(target, target)))
+    if scale == 0 or spread == 0:
+        return None
+    slope = bits.item(_sum(_mul(centred, target))) / scale
+    fitted = _add(_mul(centred, slope), _mean(wanted))
+    residual = bits.item(_sum(_mul(_sub(wanted, fitted), _sub(wanted, fitted))))
+    return fitted if slope != 0 and residual <= AFFINE_RESIDUAL**2 * spread else None

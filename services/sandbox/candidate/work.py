@@ -21,25 +21,37 @@ only changed ones can be seen), by different finite values of the same kind: flo
 exceeds the judge's tolerance), all of one tensor's in one direction, drawn per tensor (so
 that a sum of them moves too, as when PyTorch adds up a kernel's partial sums: moves of
 random signs cancel there), integers move to another value within the tensor's range
-(indices stay valid), booleans flip. The judge then counts how much of the output moved
-(judge/work.py).
+(indices stay valid), booleans flip; or, when the judge says so, by zeros (structure that
+the kernels' results were made to keep, such as two equal buffers whose difference is added
+or rows of one value added before a softmax, survives zeros but not other values). The judge
+then counts how much of the output moved (judge/work.py).
+
+A copy need not be bit for bit: a tensor whose values are those of another argument of as
+many elements, in any order, rescaled and shifted (``a * s + b``: a cast to another dtype, a
+reshape, a transpose, a kernel that halves what PyTorch doubled) holds no information of its
+own. Such a rescaled copy is work only when its source is the task's data (a forward input as
+the judge gave it, or PyTorch's copy of one: scaling an input is the whole of some tasks) or
+the kernels' own results (``Listener.worked``); a copy of anything else (PyTorch's result,
+NumPy's, a thread's) is not, and the trace learns where a copy came from (``Listener.copied``).
 
 The probe's own tensor work runs through ``quiet`` (no dispatch mode, no profiler sees it)
-and with tensor functions captured when this module was imported.
+and with tensor functions and methods captured when this module was imported: a candidate
+that replaces ``torch.Tensor.numel``, ``__mul__`` or any other method changes nothing here.
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from services.sandbox.candidate.bounds import tensors_in
+from services.sandbox.shared import tensor_bits as bits
 from services.sandbox.shared.tensor_bits import Snapshot, bitwise_equal
 from services.sandbox.wire.judge_candidate import Wrote
 
@@ -62,8 +74,24 @@ _sqrt = torch.sqrt
 _amin = torch.amin
 _amax = torch.amax
 _remainder = torch.remainder
+_add = torch.add
+_sub = torch.sub
+_mul = torch.mul
+_abs = torch.abs
+_sum = torch.sum
+_mean = torch.mean
+_sort = torch.sort
+_flip = torch.flip
+_masked_select = torch.masked_select
+_logical_and = torch.logical_and
+_le = torch.le
+_div = torch.div
+_bitwise_xor = torch.bitwise_xor
+_zeros_like = torch.zeros_like
+_view_as_real = torch.view_as_real
 _float64 = torch.float64
 _int64 = torch.int64
+_bool = torch.bool
 
 # Same-size integer views for comparing elements bit by bit.
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -72,15 +100,60 @@ MIN_ELEMENTS = 64
 # Replaced floats move by at least half this (absolute), so that a move is never within the
 # judge's tolerances (atol 1e-2 to 2e-2) however small the values written.
 MIN_SCALE = 0.25
+# A rescaled copy: this share of its values (sorted) within COPY_TOLERANCE of its range of a
+# * source + b. A few values off (noise within the judge's tolerance, a clamp that bites
+# rarely) leave it a copy; a float16 rounding (5e-4 of a value) stays within the tolerance.
+COPY_SHARE = 0.99
+COPY_TOLERANCE = 1e-3
 
 
-def _changed(before: torch.Tensor, after: torch.Tensor) -> int | None:
-    """How many elements' bits differ, or None when the dtype has no same-size integer view
-    (the caller compares whole tensors)."""
-    bits = _BITS.get(after.element_size())
-    if bits is None:
+# What a knock-out puts in place of what the kernels wrote.
+Replacement = Literal["values", "zeros"]
+
+
+class Listener(Protocol):
+    """Who hears what the kernels wrote in a checked call (the PyTorch trace)."""
+
+    def written(self, writes: Iterable[tuple[torch.Tensor, int]]) -> None:
+        """Tensors the kernels changed, with how many elements each: their own results."""
+
+    def copied(self, copies: Iterable[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        """Tensors the kernels filled with a (rescaled) copy of another argument, the source."""
+
+    def worked(self, tensor: torch.Tensor) -> bool:
+        """Whether ``tensor`` holds the task's data or the kernels' own results."""
+        ...
+
+    def used(self, tensors: list[torch.Tensor]) -> None:
+        """The tensor arguments of a launch, before it runs."""
+
+
+class _Unheard:
+    """The listener outside checked calls: nothing hears, nothing counts as worked."""
+
+    def written(self, writes: Iterable[tuple[torch.Tensor, int]]) -> None:
+        pass
+
+    def copied(self, copies: Iterable[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        pass
+
+    def worked(self, tensor: torch.Tensor) -> bool:
+        return False
+
+    def used(self, tensors: list[torch.Tensor]) -> None:
+        pass
+
+
+_UNHEARD = _Unheard()
+
+
+def _changed(before: torch.Tensor, after: torch.Tensor) -> torch.Tensor | None:
+    """Which elements' bits differ (flat, in the tensor's logical order), or None when the
+    dtype has no same-size integer view (the caller compares whole tensors)."""
+    same_size = _BITS.get(bits.element_size(after))
+    if same_size is None:
         return None
-    return int(_count(_ne(_view(before, bits), _view(after, bits))))
+    return _reshape(_ne(_view(before, same_size), _view(after, same_size)), (-1,))
 
 
 class _Argument:
@@ -92,62 +165,121 @@ class _Argument:
         self._snapshot = Snapshot(self.tensor)
         self._copy = self._snapshot.copy
 
-    def changed(self) -> int:
-        """How many elements changed (all of them, when only a digest tells)."""
+    def changed(self) -> tuple[int, torch.Tensor | None]:
+        """How many elements changed, and which (flat; None: all of them, when only a digest
+        or a whole-tensor comparison tells)."""
         tensor = self.tensor
         if self._copy is not None:
-            count = _changed(self._copy, tensor)
-            if count is not None:
-                return count
-        return 0 if self._snapshot.unchanged(tensor) else tensor.numel()
+            mask = _changed(self._copy, tensor)
+            if mask is not None:
+                return int(bits.item(_count(mask))), mask
+        return (0 if self._snapshot.unchanged(tensor) else bits.numel(tensor)), None
 
 
-def _is_constant(tensor: torch.Tensor, count: int) -> bool:
-    """A float tensor (enough of it changed) that now holds one value throughout."""
-    if count < MIN_ELEMENTS or not tensor.is_floating_point():
+def _written(tensor: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """The values a launch wrote into ``tensor`` (flat, float64): those ``mask`` marks changed."""
+    values = _reshape(_to(_detach(tensor), _float64), (-1,))
+    return values if mask is None else _masked_select(values, mask)
+
+
+def _is_constant(tensor: torch.Tensor, count: int, mask: torch.Tensor | None) -> bool:
+    """A float tensor (enough of it changed) that now holds one value: throughout, or where
+    the launch changed it when it changed nearly all of it. (Which elements a launch changed
+    is information: an in-place ReLU changes only the negative elements, all to 0.)"""
+    if count < MIN_ELEMENTS or not bits.is_floating_point(tensor) or bits.is_complex(tensor):
         return False
-    values = _reshape(tensor, (-1,))
-    return bool(_all(_eq(values, values[0])))  # by value: -0.0 is 0.0
+    values = _written(tensor, mask if count >= COPY_SHARE * bits.numel(tensor) else None)
+    return bool(bits.item(_eq(_amin(values), _amax(values))))  # by value: -0.0 is 0.0; NaN is no value
 
 
-def _is_copy(tensor: torch.Tensor, count: int, sources: list[torch.Tensor]) -> bool:
-    """A tensor (enough of it changed) that now holds exactly another argument's bits."""
-    return count >= MIN_ELEMENTS and any(
-        source.shape == tensor.shape and source.dtype == tensor.dtype and bitwise_equal(source, tensor)
-        for source in sources
-    )
+def _exact_source(tensor: torch.Tensor, count: int, sources: list[torch.Tensor]) -> torch.Tensor | None:
+    """The argument whose bits a tensor (enough of it changed) now holds exactly."""
+    if count < MIN_ELEMENTS:
+        return None
+    for source in sources:
+        same_kind = bits.shape(source) == bits.shape(tensor) and bits.dtype(source) == bits.dtype(tensor)
+        if same_kind and bitwise_equal(source, tensor):
+            return source
+    return None
+
+
+def _fits(target: torch.Tensor, source: torch.Tensor) -> bool:
+    """Whether ``target`` is ``a * source + b`` (least squares, ``a`` not 0) at COPY_SHARE of
+    its values, within COPY_TOLERANCE of its range. Pairs with a non-finite value are left
+    out: what a checked call never wrote holds NaN (deterministic fill)."""
+    finite = _logical_and(_isfinite(target), _isfinite(source))
+    if int(bits.item(_count(finite))) < MIN_ELEMENTS:
+        return False
+    target, source = _masked_select(target, finite), _masked_select(source, finite)
+    spread = bits.item(_sub(_amax(target), _amin(target)))
+    centred = _sub(source, _mean(source))
+    scale = bits.item(_sum(_mul(centred, centred)))
+    if spread == 0 or scale == 0:
+        return False  # one value: the constant finding's, not a copy
+    slope = bits.item(_sum(_mul(centred, target))) / scale
+    fitted = _add(_mul(centred, slope), _mean(target))
+    close = _le(_abs(_sub(target, fitted)), COPY_TOLERANCE * spread)
+    return bool(bits.item(_count(close)) >= COPY_SHARE * bits.numel(target))
+
+
+def _rescaled_source(
+    tensor: torch.Tensor, count: int, mask: torch.Tensor | None, sources: list[torch.Tensor]
+) -> torch.Tensor | None:
+    """The argument of as many elements whose values a float tensor (enough of it changed)
+    now holds up to a scale and a shift (module docstring): element for element where the
+    launch changed it, when it changed nearly all of it (which elements it changed carries
+    no information then), or throughout in any order (the two sorted). A kernel that copies
+    part of a tensor is the trace's to see: it remembers such sources (``Listener.used``)."""
+    if count < MIN_ELEMENTS or not bits.is_floating_point(tensor) or bits.is_complex(tensor):
+        return None
+    size = bits.numel(tensor)
+    candidates = [s for s in sources if bits.numel(s) == size and not bits.is_complex(s)]
+    if not candidates:
+        return None
+    if count >= COPY_SHARE * size:
+        written = _written(tensor, mask)
+        for source in candidates:
+            if _fits(written, _written(source, mask)):
+                return source
+    ordered = _sort(_written(tensor, None)).values
+    for source in candidates:
+        values = _sort(_written(source, None)).values
+        if _fits(ordered, values) or _fits(ordered, _flip(values, (0,))):
+            return source
+    return None
 
 
 def replace(tensor: torch.Tensor, generator: torch.Generator) -> None:
     """Overwrites every element of ``tensor`` with another finite value of the same kind
     (module docstring)."""
     target = _detach(tensor)
-    if target.is_complex():
-        target = torch.view_as_real(target)
-    if target.dtype == torch.bool:
+    if bits.is_complex(target):
+        target = _view_as_real(target)
+    kind, shape, device = bits.dtype(target), bits.shape(target), bits.device(target)
+    if kind == _bool:
         _copy(target, _logical_not(target))
         return
     values = _to(target, _float64)
-    if target.is_floating_point():
+    if bits.is_floating_point(target):
         finite = _isfinite(values)
-        written = _where(finite, values, torch.zeros_like(values))
-        count = int(_count(finite))
-        rms = float(_sqrt((written * written).sum() / count)) if count else 0.0
+        written = _where(finite, values, _zeros_like(values))
+        count = int(bits.item(_count(finite)))
+        rms = float(bits.item(_sqrt(_div(_sum(_mul(written, written)), count)))) if count else 0.0
         scale = max(rms, MIN_SCALE)
-        size = _rand(target.shape, generator=generator, device=target.device, dtype=_float64)
-        sign = -1.0 if float(_rand((), generator=generator, device=target.device)) < 0.5 else 1.0
-        _copy(target, _to(written + sign * scale * (0.5 + size), target.dtype))
+        size = _rand(shape, generator=generator, device=device, dtype=_float64)
+        sign = -1.0 if float(bits.item(_rand((), generator=generator, device=device))) < 0.5 else 1.0
+        _copy(target, _to(_add(written, _mul(_add(size, 0.5), sign * scale)), kind))
         return
-    low, high = int(_amin(values)), int(_amax(values))
+    low, high = int(bits.item(_amin(values))), int(bits.item(_amax(values)))
     span = high - low + 1
     if span <= 1:
         return  # one value only: nothing else within the range written
     exact = _to(target, _int64)
     if span > 2**52:  # beyond float64's integers: flip the lowest bit instead
-        _copy(target, _to(exact ^ 1, target.dtype))
+        _copy(target, _to(_bitwise_xor(exact, 1), kind))
         return
-    step = _randint(1, span, target.shape, generator=generator, device=target.device, dtype=_int64)
-    _copy(target, _to(_remainder(exact - low + step, span) + low, target.dtype))
+    step = _randint(1, span, shape, generator=generator, device=device, dtype=_int64)
+    _copy(target, _to(_add(_remainder(_add(_sub(exact, low), step), span), low), kind))
 
 
 class WorkProbe:
@@ -173,9 +305,9 @@ class WorkProbe:
         self._capturing = capturing
         self._sync = sync
         self._lock = threading.RLock()
-        self._order: Callable[[str], bool] | None = None
-        self._on_written: Callable[[list[tuple[torch.Tensor, int]]], None] = lambda _: None
-        self._orders: dict[str, bool] = {}
+        self._order: Callable[[str], Replacement | None] | None = None
+        self._listener: Listener = _UNHEARD
+        self._orders: dict[str, Replacement | None] = {}
         self._generator: dict[torch.device, torch.Generator] = {}
         self.knocked_out = 0  # tensors whose written elements were replaced in this call
         self.launches = 0  # own launches seen in this call (the trace watches it move)
@@ -199,21 +331,20 @@ class WorkProbe:
         return {"JITFunction.run": JITFunction.run, "InterpretedFunction.run": InterpretedFunction.run}
 
     @contextmanager
-    def armed(
-        self, order: Callable[[str], bool], on_written: Callable[[list[tuple[torch.Tensor, int]]], None]
-    ) -> Iterator[None]:
+    def armed(self, order: Callable[[str], Replacement | None], listener: Listener) -> Iterator[None]:
         """Watches every own launch inside the block; ``order(kernel)`` is asked once per
-        kernel name, after its first launch, whether to knock out what it writes;
-        ``on_written`` hears of every tensor an own launch changed, with how many of its
-        elements changed."""
+        kernel name, after its first launch, whether to knock out what it writes (and with
+        what: other ``values`` or ``zeros``);
+        ``listener`` hears of every tensor an own launch changed: with how many of its
+        elements changed, or, for a copy, with its source."""
         with self._lock:
-            self._order, self._on_written, self._orders = order, on_written, {}
+            self._order, self._listener, self._orders = order, listener, {}
             self.knocked_out = self.launches = 0
         try:
             yield
         finally:
             with self._lock:  # a launch still in progress on another thread finishes first
-                self._order, self._on_written = None, lambda _: None
+                self._order, self._listener = None, _UNHEARD
 
     def replayed(self, graph: Any) -> None:
         """A CUDA graph replayed: what its captured own launches could write is written. The
@@ -222,7 +353,7 @@ class WorkProbe:
         no longer show whether they need the kernels' results: it knocked nothing out."""
         written = getattr(graph, "drkernel_written", ())
         if written and self._order is not None:
-            self._on_written([(tensor, tensor.numel()) for tensor in written])
+            self._listener.written([(tensor, bits.numel(tensor)) for tensor in written])
             self.knocked_out = 0
 
     def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -241,7 +372,7 @@ class WorkProbe:
         seen: dict[int, torch.Tensor] = {}
         for index, value in enumerate((*args, *kwargs.values())):
             for _, tensor in tensors_in(value, str(index)):
-                if type(tensor) in (torch.Tensor, torch.nn.Parameter) and tensor.layout == torch.strided:
+                if type(tensor) in (torch.Tensor, torch.nn.Parameter) and bits.layout(tensor) == torch.strided:
                     seen.setdefault(id(tensor), tensor)
         return list(seen.values())
 
@@ -254,6 +385,7 @@ class WorkProbe:
             graph.drkernel_written.extend(tensors)
             return original(kernel, *args, **kwargs)
         with self._lock:
+            self._listener.used(tensors)
             with self._quiet():
                 self._sync()
                 before = [_Argument(t) for t in tensors]
@@ -263,37 +395,58 @@ class WorkProbe:
             name = getattr(kernel.fn, "__name__", "kernel")
             with self._quiet():
                 self._sync()
-                wrote, changed = self._classify(before)
+                wrote, changed, copies = self._classify(before)
                 del before
             self._recorder.annotate(position, wrote)
             self.launches += 1
-            if changed:
-                self._on_written(changed)
+            copied = {id(target) for target, _ in copies}
+            if copies:
+                self._listener.copied(copies)
+            if len(copied) < len(changed):
+                self._listener.written([(tensor, count) for tensor, count in changed if id(tensor) not in copied])
             if name not in self._orders and self._order is not None:
                 self._orders[name] = self._order(name)
-            if changed and self._orders.get(name):
+            replacement = self._orders.get(name)
+            if changed and replacement is not None:
                 with self._quiet():
                     for tensor, _ in changed:
-                        replace(tensor, self._generator_for(tensor.device))
+                        if replacement == "zeros":
+                            _copy(_detach(tensor), _zeros_like(tensor))
+                        else:
+                            replace(tensor, self._generator_for(bits.device(tensor)))
                 self.knocked_out += len(changed)
         return result
 
-    def _classify(self, before: list[_Argument]) -> tuple[Wrote, list[tuple[torch.Tensor, int]]]:
-        """What a launch wrote, and the tensors it changed with how many elements each."""
-        changed, unchanged = [], []
+    def _classify(
+        self, before: list[_Argument]
+    ) -> tuple[Wrote, list[tuple[torch.Tensor, int]], list[tuple[torch.Tensor, torch.Tensor]]]:
+        """What a launch wrote; the tensors it changed, with how many elements each; and those
+        of them that hold a copy of another argument, with that source (module docstring)."""
+        changed, masks, unchanged = [], [], []
         for argument in before:
-            count = argument.changed()
+            count, mask = argument.changed()
             if count:
                 changed.append((argument.tensor, count))
+                masks.append(mask)
             else:
                 unchanged.append(argument.tensor)
         if not changed:
-            return "nothing", changed
-        if all(_is_copy(tensor, count, unchanged) for tensor, count in changed):
-            return "copy", changed
-        if all(_is_constant(tensor, count) for tensor, count in changed):
-            return "constant", changed
-        return "data", changed
+            return "nothing", changed, []
+        copies, idle, constant = [], 0, 0
+        for (tensor, count), mask in zip(changed, masks, strict=True):
+            source = _exact_source(tensor, count, unchanged)
+            work = False
+            if source is None:
+                source = _rescaled_source(tensor, count, mask, unchanged)
+                work = source is not None and self._listener.worked(source)
+            if source is not None:
+                copies.append((tensor, source))
+                idle += not work
+            elif _is_constant(tensor, count, mask):
+                constant += 1
+        if idle + constant < len(changed):
+            return "data", changed, copies
+        return ("copy" if idle else "constant"), changed, copies
 
     def _generator_for(self, device: torch.device) -> torch.Generator:
         if device not in self._generator:

@@ -65,6 +65,8 @@ class CandidateRun:
 
     outputs: list[torch.Tensor]
     result: RunResult
+    # the kernels the harness asked about during the call (whether to knock them out)
+    asked: frozenset[str] = frozenset()
 
 
 class CandidateClient:
@@ -77,7 +79,10 @@ class CandidateClient:
         self._device = device
 
     def _call(
-        self, command: BaseModel | None, expected: type[BaseModel], knock_out: Callable[[str], bool] | None = None
+        self,
+        command: BaseModel | None,
+        expected: type[BaseModel],
+        knock_out: Callable[[str], KnockOutOrder] | None = None,
     ) -> tuple[BaseModel, int, list[int]]:
         """Sends ``command`` and reads the reply's header: the reply, its payload's size (still
         unread) and its descriptors (only a RunResult may bring any). With ``knock_out`` (a
@@ -91,7 +96,7 @@ class CandidateClient:
                     break
                 close_fds(fds)
                 discard_payload(self._sock, size)
-                send(self._sock, KnockOutOrder(knock_out=knock_out(reply.kernel)))
+                send(self._sock, knock_out(reply.kernel))
         except (ProtocolError, OSError) as error:
             raise CandidateLost(str(error)) from error
         if not isinstance(reply, RunResult) or expected is not RunResult:
@@ -196,12 +201,14 @@ class CandidateClient:
         late_write_wait_seconds: float,
         *,
         knock_out: Callable[[str], bool] = lambda _kernel: False,
+        zeros: bool = False,
         expected: Sequence[torch.Tensor] | None = None,
         expected_dtypes: Sequence[torch.dtype] | None = None,
         mutable_inputs: Mapping[int, torch.Tensor] | None = None,
     ) -> CandidateRun:
         """One checked forward call; ``knock_out(kernel)`` says whether what that kernel writes
-        is replaced during it (candidate/work.py; asked after the kernel's first launch).
+        is replaced during it (candidate/work.py; asked after the kernel's first launch), by
+        zeros with ``zeros``, else by other values.
 
         ``mutable_inputs`` maps the positions of the inputs the candidate may modify to the
         values the reference leaves in them; those it modified come back after its outputs.
@@ -211,7 +218,13 @@ class CandidateClient:
         cannot match comes back as meta tensors (for compare_outputs to reject), never read."""
         mutable = mutable_inputs or {}
         command = Run(spec=spec, late_write_wait_seconds=late_write_wait_seconds, mutable_inputs=sorted(mutable))
-        reply, size, fds = self._call(command, RunResult, knock_out)
+        asked: set[str] = set()
+
+        def order(kernel: str) -> KnockOutOrder:
+            asked.add(kernel)
+            return KnockOutOrder(knock_out=knock_out(kernel), zeros=zeros)
+
+        reply, size, fds = self._call(command, RunResult, order)
         assert isinstance(reply, RunResult)
         if not set(reply.modified_inputs) <= set(mutable) or len(set(reply.modified_inputs)) < len(
             reply.modified_inputs
@@ -225,7 +238,7 @@ class CandidateClient:
             dtypes = [*(expected_dtypes or (t.dtype for t in expected)), *(t.dtype for t in handed)]
             if reply.output_strides and len(reply.output_strides) != len(expected):
                 wanted = []  # told apart from outputs by count: a different count cannot match
-        return CandidateRun(self._tensors(reply.outputs, size, fds, wanted, dtypes or []), reply)
+        return CandidateRun(self._tensors(reply.outputs, size, fds, wanted, dtypes or []), reply, frozenset(asked))
 
     def compile_check(self) -> list[KernelCompile]:
         """Compiles every kernel launched so far for the GPU target (CPU mode)."""

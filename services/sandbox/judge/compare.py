@@ -218,7 +218,12 @@ def moved_share(
 ) -> float:
     """The share of all output elements that are not what the reference has (beyond the
     tolerance, or unequal for integers and booleans); 1.0 for outputs of the wrong number,
-    shape or dtype. A knock-out call reads from it how much of the output its kernels made."""
+    shape or dtype. A knock-out call reads from it how much of the output its kernels made.
+
+    The absolute tolerance shrinks, for an output whose values are far smaller than it, to the
+    relative L2 bound's share of the output's root mean square: every value of a softmax over
+    2048 columns lies within atol of anything, and a kernel result normalised by PyTorch moves
+    it by less than atol however it is replaced, yet the output is wrong (the norm says so)."""
     if len(candidate) != len(reference):
         return 1.0
     moved = total = 0
@@ -232,9 +237,20 @@ def moved_share(
         if not (want.is_floating_point() or want.is_complex()):
             moved += sum(int((c != r).sum()) for _, c, r in _chunks(got, want, None))
             continue
+        atol = min(tolerance.atol, tolerance.max_rel_l2 * _rms(want))
         for _, c, r in _chunks(got, want):
-            moved += int(_outside(c, r, tolerance.atol, tolerance.rtol)[0].sum())
+            moved += int(_outside(c, r, atol, tolerance.rtol)[0].sum())
     return moved / total if total else 0.0
+
+
+def _rms(tensor: torch.Tensor) -> float:
+    """The root mean square of a tensor's finite values (0 when it has none)."""
+    squares, count = 0.0, 0
+    for _, values, _ in _chunks(tensor, tensor):
+        finite = values[torch.isfinite(values)]
+        squares += float((finite * finite).sum())
+        count += finite.numel()
+    return math.sqrt(squares / count) if count else 0.0
 
 
 def close_at(values: torch.Tensor, reference: torch.Tensor, positions: torch.Tensor, tolerance: Tolerance) -> bool:

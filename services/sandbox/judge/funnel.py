@@ -350,12 +350,13 @@ class Evaluation:
         self._first_run = None  # at the task's own sizes (profiles that never shrink) its copies are large
         need = self.footprint(self.tiny_spec)
         # One knock-out call among the other three modes' calls, in one of their modes (the
-        # first call is always KernelBench's mode, so a knock-out there would stand out).
+        # first call is always KernelBench's mode, so a knock-out there would stand out); it
+        # replaces with zeros (work.py: every other size replaces with other values).
         knock_mode = self.work.random.randint(1, len(_MODES) - 1)
         knock_train, knock_grad = _MODES[knock_mode]
         knock_spec = self.work.fresh(self.spec(constants, train=knock_train, grad=knock_grad))
         knock_out = KnockOut(
-            knock_spec, knock_spec, f"knock-out call, {_mode_name(knock_train, knock_grad)} on {sizes}"
+            knock_spec, knock_spec, f"knock-out call, {_mode_name(knock_train, knock_grad)} on {sizes}", zeros=True
         )
         knock_at = 1 + self.work.slot(len(_MODES) - 1)
         shown = ""
@@ -538,11 +539,12 @@ class Evaluation:
         expected: ReferenceRun,
         *,
         knock_out: Callable[[str], bool] = lambda _kernel: False,
+        zeros: bool = False,
         expected_dtypes: Sequence[torch.dtype] | None = None,
     ) -> CandidateRun:
         """One checked call of the candidate; the inputs the reference modifies may be
         modified too (their final values come back after the outputs); ``knock_out(kernel)``
-        says whether what that kernel writes is replaced (work.py)."""
+        says whether what that kernel writes is replaced (work.py), by zeros with ``zeros``."""
         wait = self.settings.correctness.late_write_wait_seconds
         mutable = expected.modified_inputs
         if spec.dtype is not None:  # the candidate's float inputs are in the variant's dtype
@@ -551,6 +553,7 @@ class Evaluation:
             spec,
             wait,
             knock_out=knock_out,
+            zeros=zeros,
             expected=expected.outputs,
             expected_dtypes=expected_dtypes,
             mutable_inputs=mutable,
@@ -759,6 +762,25 @@ class Evaluation:
         once the outputs are known to be right (a wrong kernel is incorrect, not a hack)."""
         self.check_tampering(run.result.tampered)
         self._check_problems(run.result.problems, where)
+        self._check_asked(run, where)
+
+    def _check_asked(self, run: CandidateRun, where: str) -> None:
+        """The harness asks whether to knock out each kernel right after its first launch in a
+        checked call (candidate/work.py): a kernel that ran and wrote without that question
+        (on CPU: that ran at all; a GPU also replays graphs and launches compiled kernels the
+        probe cannot watch) ran past a probe switched off from inside its process."""
+        cpu = self.device.type == "cpu"
+        ran = {
+            launch.name[:512]
+            for launch in run.result.launches
+            if launch.own and launch.programs > 0 and (cpu or launch.wrote is not None)
+        }
+        unasked = sorted(ran - run.asked)
+        if unasked:
+            self.evidence.stop(
+                f"{where}: its kernel(s) {', '.join(unasked)} ran without the judge being asked whether to knock "
+                "them out (the work probe in its process was switched off or bypassed)"
+            )
 
     def check_launches(
         self, launches: Sequence[LaunchRecord], where: str, expected: ReferenceRun | None = None
@@ -787,7 +809,10 @@ class Evaluation:
             elif not any(launch.programs > 0 for launch in own):
                 reason = f"{where}: its Triton kernels launched with an empty grid (no programs)"
             elif "copy" in wrote:
-                reason = f"{where}: its Triton kernels only copied one of their arguments into another (no work)"
+                reason = (
+                    f"{where}: its Triton kernels only copied one of their arguments into another, or rescaled a "
+                    "result computed without them (no work)"
+                )
             elif "constant" in wrote:
                 reason = f"{where}: its Triton kernels only filled their outputs with one value (no work)"
             else:

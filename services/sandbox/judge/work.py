@@ -4,20 +4,25 @@ Three checks (docs/EVALUATION.md, "Proof of work"):
 
 1. What each launch wrote (candidate/work.py, every checked call): a call in which no launch
    of the candidate's own kernels wrote data (it stored nothing, only filled a buffer with one
-   value, or only copied an argument) did no work: HACKED (``Evaluation.check_launches``).
+   value, or only copied an argument, or rescaled a result made without them) did no work:
+   HACKED (``Evaluation.check_launches``).
 2. Knock-out calls: at every size the judge checks (the tiny run, then each size and dtype of
    the correctness variants) one more call on fresh inputs, placed at random among the checked
    calls of that size, in which every element the candidate's own kernels write is replaced by
-   another finite value of the same kind. Nothing in the candidate's process tells it from any
-   other checked call before its first kernel ran. The share of output elements that then
+   another finite value of the same kind (in the tiny run by zeros: results made to cancel or
+   to be ignored, such as equal twins whose difference is added, rows of one value added
+   before a softmax or rows summing to zero added before a mean, survive zeros and show it,
+   where random values would move the output). Nothing in the candidate's process tells it
+   from any other checked call before its first kernel ran. The share of output elements that then
    differ from the reference is the share of the output the kernels produce: none at all
    (the outputs stay right) is HACKED, so is a call that raises only when the kernels' results
    are replaced (a check on them, not a use of them). With two or more kernels, one more call
    at the task's sizes per kernel replaces only that kernel's writes: a kernel whose results
    never reach the output earns no coverage.
 3. The PyTorch trace (candidate/trace.py, every checked call): a tensor that PyTorch computed
-   without any result of the kernels, and that equals an output, confirmed here against the
-   reference, means PyTorch computed that output: HACKED.
+   without any result of the kernels, and that equals an output (or does once rescaled and
+   shifted: the kernels only rescaled it), confirmed here against the reference, means
+   PyTorch computed that output: HACKED.
 
 Coverage (the PR term) then counts only kernels that did work and whose results reach the
 output, scaled by the share of the output the kernels produce at the task's sizes; ``note``
@@ -51,8 +56,8 @@ FULL_SHARE = 0.95
 @dataclass(frozen=True)
 class KnockOut:
     """One knock-out call: the candidate's and the reference's specs (they differ for another
-    precision), the dtypes expected back, where it runs (for messages), and the kernels whose
-    writes it replaces (None: all of them)."""
+    precision), the dtypes expected back, where it runs (for messages), the kernels whose
+    writes it replaces (None: all of them) and whether with zeros."""
 
     candidate: RunSpec
     reference: RunSpec
@@ -60,6 +65,7 @@ class KnockOut:
     expected_dtypes: tuple[torch.dtype, ...] | None = None
     kernels: frozenset[str] | None = None
     task_sizes: bool = False
+    zeros: bool = False  # replace with zeros rather than other values
 
     def order(self, kernel: str) -> bool:
         return self.kernels is None or kernel in self.kernels
@@ -126,7 +132,11 @@ class WorkCheck:
             return f"{plan.where}: not knocked out (the reference fails on these inputs)"
         try:
             run = evaluation.candidate_run(
-                plan.candidate, expected, knock_out=plan.order, expected_dtypes=plan.expected_dtypes
+                plan.candidate,
+                expected,
+                knock_out=plan.order,
+                zeros=plan.zeros,
+                expected_dtypes=plan.expected_dtypes,
             )
         except CandidateFailed as failure:
             if failure.kind != "runtime" or self._fails_anyway(plan, expected):
@@ -151,8 +161,9 @@ class WorkCheck:
                 self.unreached |= plan.kernels
             return f"{plan.where}: {share:.0%} of the output moved"
         if share == 0:
+            replaced = "zeros (what they wrote cancels out or is ignored)" if plan.zeros else "other values"
             reason = (
-                f"{plan.where}: its outputs stay correct with what its Triton kernels wrote replaced by other values "
+                f"{plan.where}: its outputs stay correct with what its Triton kernels wrote replaced by {replaced} "
                 f"({run.result.overwritten} tensor(s)), so those kernels do not compute the output"
             )
             evaluation.evidence.add(reason)
@@ -181,10 +192,12 @@ class WorkCheck:
                 )
         for match in run.result.pytorch_matches:
             if self._confirmed(match, expected.outputs):
+                rescaled = " up to a scale and a shift" if match.rescaled else ""
                 self.evaluation.evidence.add(
                     f"{where}: PyTorch computed {self._label(match.output, expected.outputs)} without its Triton "
-                    f"kernels ({match.operator} made a tensor equal to it before any result of its kernels entered "
-                    f"it; checked at {len(match.positions)} positions against the reference)"
+                    f"kernels ({match.operator} made a tensor equal to it{rescaled} "
+                    f"before any result of its kernels entered it; checked at {len(match.positions)} positions against "
+                    "the reference)"
                 )
 
     def _confirmed(self, match: PyTorchMatch, outputs: Sequence[torch.Tensor]) -> bool:

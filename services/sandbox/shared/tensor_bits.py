@@ -33,9 +33,21 @@ _dtype = _BASE["dtype"].__get__
 _device = _BASE["device"].__get__
 _is_cuda = _BASE["is_cuda"].__get__
 _data = _BASE["data"].__get__
+_layout = _BASE["layout"].__get__
+_is_floating_point = _BASE["is_floating_point"]
+_is_complex = _BASE["is_complex"]
+_untyped_storage = _BASE["untyped_storage"]
+_item = _BASE["item"]
+_tolist = _BASE["tolist"]
+_narrow = _BASE["narrow"]
+_storage_pointer = torch._C.StorageBase.__dict__["data_ptr"]
+_storage_nbytes = torch._C.StorageBase.__dict__["nbytes"]
 _equal = torch.equal
 _arange = torch.arange
 _zeros = torch.zeros
+_add = torch.add
+_mul = torch.mul
+_bitwise_or = torch.bitwise_or
 _int64 = torch.int64
 _uint8 = torch.uint8
 _int32 = torch.int32
@@ -51,6 +63,53 @@ def shape(tensor: Any) -> torch.Size:
 def dtype(tensor: Any) -> torch.dtype:
     """The tensor's dtype, read past any patched ``torch.Tensor`` attribute."""
     return _dtype(tensor)
+
+
+def device(tensor: Any) -> torch.device:
+    """The tensor's device, read past any patched ``torch.Tensor`` attribute."""
+    return _device(tensor)
+
+
+def layout(tensor: Any) -> torch.layout:
+    return _layout(tensor)
+
+
+def numel(tensor: Any) -> int:
+    return int(_numel(tensor))
+
+
+def element_size(tensor: Any) -> int:
+    return int(_element_size(tensor))
+
+
+def is_floating_point(tensor: Any) -> bool:
+    return bool(_is_floating_point(tensor))
+
+
+def is_complex(tensor: Any) -> bool:
+    return bool(_is_complex(tensor))
+
+
+def item(tensor: Any) -> Any:
+    """A one-element tensor's value as a Python number (``bool(t)``, ``int(t)`` and
+    ``float(t)`` go through methods a candidate can replace)."""
+    return _item(tensor)
+
+
+def values(tensor: Any) -> list[Any]:
+    """The tensor's elements as (nested) Python lists."""
+    return _tolist(tensor)  # type: ignore[no-any-return]
+
+
+def storage(tensor: Any) -> tuple[int, int] | None:
+    """Where the tensor's storage starts and how many bytes it holds, or None for a tensor
+    without one (meta, sparse) or without memory yet."""
+    try:
+        held = _untyped_storage(tensor)
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+    pointer = int(_storage_pointer(held))
+    return (pointer, int(_storage_nbytes(held))) if pointer else None
 
 
 def nbytes(tensor: Any) -> int:
@@ -103,11 +162,12 @@ def _digest(tensor: torch.Tensor, key: int) -> int:
     device = _device(tensor)
     total = _zeros((), dtype=_int64, device=device)
     multiplier, offset = key | 1, key >> 1
-    for start in range(0, _numel(words), _DIGEST_CHUNK_WORDS):
-        chunk = _to(words[start : start + _DIGEST_CHUNK_WORDS], _int64)
-        weights = _arange(start, start + _numel(chunk), dtype=_int64, device=device) * multiplier + offset
-        total += _sum(chunk * (weights | 1))
-    return int(total)
+    count = int(_numel(words))
+    for start in range(0, count, _DIGEST_CHUNK_WORDS):
+        chunk = _to(_narrow(words, 0, start, min(_DIGEST_CHUNK_WORDS, count - start)), _int64)
+        weights = _add(_mul(_arange(start, start + _numel(chunk), dtype=_int64, device=device), multiplier), offset)
+        total = _add(total, _sum(_mul(chunk, _bitwise_or(weights, 1))))
+    return int(_item(total))
 
 
 def _digest_rather_than_copy(tensor: torch.Tensor) -> bool:

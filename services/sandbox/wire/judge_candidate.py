@@ -104,10 +104,13 @@ class Sample(Message):
 
 class KnockOutOrder(Message):
     """The judge's answer to a LaunchQuery: whether to replace what this kernel writes during
-    the current call (candidate/work.py)."""
+    the current call (candidate/work.py), and with what."""
 
     kind: Literal["knock_out_order"] = "knock_out_order"
     knock_out: bool
+    # zeros rather than other values: structure the kernels' results were made to keep (equal
+    # twins, rows of one value, rows summing to 0) survives zeros, and shows what cancels out
+    zeros: bool = False
 
 
 Command = Annotated[
@@ -175,6 +178,8 @@ class PyTorchMatch(Message):
     output: int = Field(ge=0)
     positions: list[Annotated[int, Field(ge=0)]] = Field(max_length=4096)
     values: list[float] = Field(max_length=4096)
+    # the values are the tensor's times a scale plus a shift (the output is that rescaled)
+    rescaled: bool = False
 
 
 class Ready(Message):

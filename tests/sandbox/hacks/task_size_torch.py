@@ -5,7 +5,7 @@ re-implementation instead.
 source: Beyond TritonRL report (tiny-run stage with dims capped at 4); CUDA-L1 (arXiv 2507.14111) size-dependent hacks
 task: l1_relu
 expect: HACKED
-reason: on inputs 'task sizes
+reason: 'task sizes
 """
 
 import torch
