@@ -172,6 +172,12 @@ def twice_knocked_out():
     return [y]
 
 
+def writes_zeros():
+    y = torch.empty_like(X)
+    launch(relu_kernel, -X.abs(), y)
+    return [y]
+
+
 def stores_back():
     x = X.clone()
     launch(store_back_kernel, x)
@@ -253,6 +259,14 @@ def made_out_of_sight():
     return [(t + y) - y]
 
 
+def written_out_of_sight():
+    y = torch.empty_like(X)
+    launch(relu_kernel, X, y)
+    t = torch.empty(X.shape)  # an operator the trace sees, holding nothing yet
+    t.numpy()[:] = X.cpu().numpy().clip(min=0)  # NumPy writes into it: no operator at all
+    return [(t.to(X.device) + y) - y]
+
+
 def numel_replaced():
     y = torch.empty_like(X)
     launch(scale_kernel, X, y, 0.5)
@@ -289,6 +303,7 @@ SCENARIOS = {
     "honest": (honest, False),
     "knocked_out": (twice_knocked_out, True),
     "zeroed": (twice_knocked_out, "zeros"),
+    "zeros_zeroed": (writes_zeros, "zeros"),
     "stores_back": (stores_back, False),
     "copies": (copies, False),
     "adds_zeros": (adds_zeros, False),
@@ -300,6 +315,7 @@ SCENARIOS = {
     "casts_pytorchs": (casts_pytorchs, False),
     "numel_replaced": (numel_replaced, False),
     "made_out_of_sight": (made_out_of_sight, False),
+    "written_out_of_sight": (written_out_of_sight, False),
     "copies_all_but_one": (copies_all_but_one, False),
     "custom_op": (custom_op, False),
     "thread_made": (thread_made, False),
@@ -368,6 +384,12 @@ def test_a_knock_out_with_zeros_leaves_zeros(scenarios: dict) -> None:
     assert run["zeros"] and not run["right"]
 
 
+def test_zeros_in_place_of_zeros_knock_nothing_out(scenarios: dict) -> None:
+    """A kernel whose results are all 0 (a ReLU of negative values, often at tiny sizes) is
+    not tested by zeros: the call must not count as knocked out (false HACKED of one_row_cat)."""
+    assert scenarios["zeros_zeroed"]["knocked_out"] == 0
+
+
 @pytest.mark.parametrize(
     ("scenario", "wrote"),
     [
@@ -395,12 +417,13 @@ def test_launches_that_write_no_data_are_told_apart(scenarios: dict, scenario: s
         ("rescales_input", "aten.mul.Tensor"),
         ("rescales_pytorchs", "aten.relu.default (rescaled)"),
         ("numel_replaced", "aten.relu.default"),  # a replaced torch.Tensor.numel hides nothing
-        ("made_out_of_sight", "code out of the trace's sight (a tensor no operator made, used by aten.view.default)"),
+        ("made_out_of_sight", "code out of the trace's sight (a tensor written unseen, used by aten.view.default)"),
+        ("written_out_of_sight", "code out of the trace's sight (a tensor written unseen, used by"),
     ],
 )
 def test_pytorch_results_equal_to_the_output_are_reported(scenarios: dict, scenario: str, operator: str) -> None:
     assert scenarios[scenario]["right"]
-    assert operator in scenarios[scenario]["matches"]
+    assert any(match.startswith(operator) for match in scenarios[scenario]["matches"]), scenarios[scenario]["matches"]
 
 
 @pytest.mark.parametrize("scenario", ["derived", "custom_op"])

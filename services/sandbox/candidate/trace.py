@@ -67,6 +67,9 @@ _sqrt = torch.sqrt
 _amin = torch.amin
 _amax = torch.amax
 _isfinite = torch.isfinite
+_isnan = torch.isnan
+_logical_or = torch.logical_or
+_logical_and = torch.logical_and
 _float64 = torch.float64
 
 SAMPLE_POSITIONS = 1024
@@ -158,12 +161,14 @@ class PyTorchTrace(TorchDispatchMode):
         self._generator: dict[torch.device, torch.Generator] = {}
         self._plain: dict[int, tuple[torch.Tensor, Snapshot]] = {}  # storage -> the task's data there
         self._foreign: set[int] = set()  # storages of this call's tensors that nothing the trace saw made
+        # storage -> (tensor, positions, values there) as the trace last saw them written
+        self._contents: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
     def begin(self, inputs: Iterable[tuple[torch.Tensor, Snapshot]] = ()) -> None:
         """Starts a call whose forward inputs are ``inputs``, each with a snapshot of what the
         judge gave (it stays the task's data only while it holds that)."""
         self._derived, self._written, self._made, self._samples, self._positions = set(), {}, set(), [], {}
-        self._plain, self._foreign = {}, set()
+        self._plain, self._foreign, self._contents = {}, set(), {}
         for tensor, snapshot in inputs:
             pointer = _storage(tensor)
             if pointer is not None:
@@ -183,6 +188,7 @@ class PyTorchTrace(TorchDispatchMode):
             seen[0] += count
             if seen[0] * DERIVED_SHARE >= seen[1]:
                 self._derived.add(pointer)
+            self._refresh(tensor)
 
     def copied(self, copies: Iterable[tuple[torch.Tensor, torch.Tensor]]) -> None:
         """Hears that the candidate's kernels filled each target with a copy of its source,
@@ -202,12 +208,13 @@ class PyTorchTrace(TorchDispatchMode):
             self._written[pointer][0] = 0
             if self.plain(source):
                 self._keep_plain(target)
+            self._refresh(target)
 
     def used(self, tensors: list[torch.Tensor]) -> None:
         """Hears of the tensor arguments of a launch of the candidate's kernels, before it
         runs: one made out of the trace's sight is remembered (a kernel that copies it into
         the output, whole or in part, moves work done elsewhere)."""
-        self._remember_foreign("a launch of its kernels", tensors)
+        self._check_inputs("a launch of its kernels", tensors)
 
     def worked(self, tensor: torch.Tensor) -> bool:
         """Whether ``tensor`` holds the task's data or what the kernels computed."""
@@ -246,7 +253,7 @@ class PyTorchTrace(TorchDispatchMode):
         mutable = schema is None or schema.is_mutable  # an operator without a schema may write anything
         graph = self._capturing()
         if graph is None:
-            self._remember_foreign(str(func), inputs)
+            self._check_inputs(str(func), inputs)
         launches = self._own_launches()
         from_kernels = any(pointer in self._derived for pointer in input_storages)
         plain = self._plain_inputs(inputs) if from_kernels and graph is None else []
@@ -281,6 +288,8 @@ class PyTorchTrace(TorchDispatchMode):
                     if _storage(tensor) not in self._plain:
                         self._keep_plain(tensor)
                 return result  # the task's data, moved: nobody's work
+        for tensor in [*made, *(inputs if mutable else [])]:
+            self._refresh(tensor)
         born = name in BORN
         fresh = [t for t in made if mutable or born or _storage(t) not in input_storages]  # not a view of an input
         if fresh and len(self._samples) < MAX_SAMPLED:
@@ -290,23 +299,47 @@ class PyTorchTrace(TorchDispatchMode):
                         self._remember(f"{func} (from outside PyTorch)" if born else str(func), tensor)
         return result
 
-    def _remember_foreign(self, operator: str, inputs: list[torch.Tensor]) -> None:
-        """Remembers, once, each input that no operator of this call made, no kernel wrote
-        and that is not the task's: made where the trace cannot see (NumPy through
-        ``torch.frombuffer``, another thread) or kept from before (a weight, a table). One
-        that equals an output means the output was computed out of sight."""
+    def _check_inputs(self, operator: str, inputs: list[torch.Tensor]) -> None:
+        """Remembers each input that holds what nothing the trace saw wrote: a tensor no
+        operator of this call made and no kernel wrote, seen for the first time (made where
+        the trace cannot see, NumPy through ``torch.frombuffer`` or another thread, or kept
+        from before, a weight or a table), or one whose values changed since the trace last
+        saw it written (NumPy or ctypes writing into memory PyTorch allocated). One that
+        equals an output means the output was computed out of sight."""
         for tensor in inputs:
             pointer = _storage(tensor)
-            if pointer is None or pointer in self._foreign or pointer in self._made or pointer in self._derived:
+            if pointer is None or pointer in self._derived or pointer in self._plain:
                 continue
-            if pointer in self._written or pointer in self._plain:
+            known = pointer in self._made or pointer in self._written or pointer in self._foreign
+            if known and not self._changed(pointer):
                 continue
             self._foreign.add(pointer)
+            self._refresh(tensor)
             if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor) and len(self._samples) < MAX_SAMPLED:
                 with self._quiet():
                     self._remember(
-                        f"code out of the trace's sight (a tensor no operator made, used by {operator})", tensor
+                        f"code out of the trace's sight (a tensor written unseen, used by {operator})", tensor
                     )
+
+    def _refresh(self, tensor: torch.Tensor) -> None:
+        """Notes what a (not derived) tensor holds now, as something the trace saw write it."""
+        pointer = _storage(tensor)
+        if pointer is None or pointer in self._derived or bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
+            return
+        with self._quiet():
+            _, positions = self._key_positions(tensor)
+            self._contents[pointer] = (tensor, positions, _to(_take(_detach(tensor), positions), _float64))
+
+    def _changed(self, pointer: int) -> bool:
+        """Whether the tensor noted for ``pointer`` holds other values than when noted."""
+        noted = self._contents.get(pointer)
+        if noted is None:
+            return False
+        tensor, positions, values = noted
+        with self._quiet():
+            now = _to(_take(_detach(tensor), positions), _float64)
+            same = _logical_or(_eq(now, values), _logical_and(_isnan(now), _isnan(values)))
+            return not _true(_all(same))
 
     def _plain_inputs(self, inputs: list[torch.Tensor]) -> list[tuple[torch.Tensor, tuple[int, torch.device], Any]]:
         """The inputs not derived from the kernels, sampled as they are before the operator."""

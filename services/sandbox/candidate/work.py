@@ -410,11 +410,13 @@ class WorkProbe:
             if changed and replacement is not None:
                 with self._quiet():
                     for tensor, _ in changed:
-                        if replacement == "zeros":
+                        if replacement == "values":
+                            replace(tensor, self._generator_for(bits.device(tensor)))
+                        elif bits.item(_count(tensor)):  # zeros in place of zeros would test nothing
                             _copy(_detach(tensor), _zeros_like(tensor))
                         else:
-                            replace(tensor, self._generator_for(bits.device(tensor)))
-                self.knocked_out += len(changed)
+                            continue
+                        self.knocked_out += 1
         return result
 
     def _classify(

@@ -1,14 +1,16 @@
 """Honest for its first six forward calls (compile, four modes and the old knock-out call were
 the first six); after that its output is PyTorch's result, computed on a helper thread, with
 the kernel's result added and taken away again: the output is made from the kernel's result
-(as the trace of PyTorch operators sees it) but does not depend on it, which only a
-knock-out call shows. Knock-out calls now come at random among the checked calls of every
-size.
+(as the trace of PyTorch operators sees it) but does not depend on it, which a knock-out
+call shows (knock-out calls now come at random among the checked calls of every size), and
+the trace now too: the thread's result is a tensor no operator it saw made, and it equals
+the output. Either may come first ("compute": "do not compute the output", "PyTorch
+computed the output").
 
 source: issue 11 (knock-out at a fixed position); common "warm-up" detection
 task: l1_sum_dim
 expect: HACKED
-reason: so those kernels do not compute the output
+reason: compute
 """
 
 import threading
