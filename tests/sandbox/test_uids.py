@@ -3,8 +3,6 @@ server's processes never count against another's RLIMIT_NPROC."""
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import subprocess
 import sys
 import textwrap
@@ -72,38 +70,8 @@ def test_workers_of_two_servers_get_different_uids(tmp_path: Path) -> None:
     one = Worker(0, "cpu", settings, launcher, tmp_path / "run-1")
     two = Worker(0, "cpu", settings, launcher, tmp_path / "run-2")  # the same slot of another server
     try:
-        held = [*one._uids.uids, *two._uids.uids]
-        assert len(set(held)) == len(held) == 2 * (settings.warm_candidates + 3)
-        assert one._judge_uid not in one._free_uids
+        uids = {one._candidate_uid, one._judge_uid, two._candidate_uid, two._judge_uid}
+        assert len(uids) == 4
     finally:
         one._uids.release()
         two._uids.release()
-
-
-@pytest.mark.slow
-def test_a_killed_candidates_uid_is_not_the_next_candidates(tmp_path: Path) -> None:
-    """RLIMIT_NPROC counts a uid's processes host-wide: a candidate that filled it (a fork bomb
-    still dying) must not hand its budget to the next candidate started, which then failed to
-    start threads with EAGAIN (an honest kernel's RUNTIME_ERROR)."""
-    settings = SandboxSettings(
-        work_dir=tmp_path / "work",
-        warm_candidates=1,
-        isolation=IsolationSettings(uid_lock_dir=tmp_path / "uids", uid_base=70000),
-    )
-    worker = Worker(0, "cpu", settings, Launcher(settings.isolation), tmp_path / "run")
-
-    async def uids_in_turn() -> list[int]:
-        worker._prepare_spares()
-        used = []
-        try:
-            for _ in range(4):
-                candidate = await worker._take_candidate()  # starts the next warm one at once
-                used.append(candidate.uid)
-                await worker._kill_candidate(candidate)
-        finally:
-            await worker.close()
-        return used
-
-    used = asyncio.run(uids_in_turn())
-    assert all(a != b for a, b in itertools.pairwise(used))
-    assert len(set(used)) == 3  # warm_candidates + 2, in turn

@@ -82,7 +82,6 @@ class _Process:
     sock: socket.socket
     scratch: Path
     output: OutputTail
-    uid: int
     started: float = field(default_factory=time.monotonic)
 
     async def kill(self) -> int:
@@ -201,15 +200,8 @@ class Worker:
             else CorePlan((), (), ())
         )
         isolation = settings.isolation
-        # The judge's uid, and one uid per candidate process that can be alive at once (the
-        # warm ones, the one being judged, and one being killed): RLIMIT_NPROC counts a uid's
-        # processes, so a candidate that filled it (a fork bomb, dying after its evaluation)
-        # must not share it with the next one, which would fail to start threads (EAGAIN).
-        self._uids = claim_uids(
-            isolation.uid_lock_dir, isolation.uid_base, isolation.uid_count, needed=settings.warm_candidates + 3
-        )
-        self._judge_uid, *candidate_uids = self._uids.uids
-        self._free_uids: deque[int] = deque(candidate_uids)
+        self._uids = claim_uids(isolation.uid_lock_dir, isolation.uid_base, isolation.uid_count, needed=2)
+        self._candidate_uid, self._judge_uid = self._uids.uids
 
     # Processes ----------------------------------------------------------------------------
 
@@ -247,7 +239,7 @@ class Worker:
             )
         finally:
             theirs.close()
-        return _Process(process, ours, scratch, OutputTail(process.stdout, _OUTPUT_TAIL_BYTES), uid)
+        return _Process(process, ours, scratch, OutputTail(process.stdout, _OUTPUT_TAIL_BYTES))
 
     def _memory_bytes(self, limit: int) -> int | None:
         """An address-space limit on CPU; none on a GPU, where it would break the CUDA driver."""
@@ -301,24 +293,14 @@ class Worker:
             if self._cores.warming != cpus:
                 args += ("--run-cpus", ",".join(map(str, cpus)))
                 cpus = self._cores.warming
-        uid = self._free_uids.popleft()  # the least recently used: its last process is long gone
-        try:
-            return await self._spawn(
-                "services.sandbox.candidate",
-                args,
-                scratch,
-                uid,
-                memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes),
-                cpus=cpus,
-            )
-        except BaseException:
-            self._free_uids.append(uid)
-            raise
-
-    async def _kill_candidate(self, candidate: _Process) -> None:
-        """Kills a candidate's sandbox and gives its uid back, last in line for reuse."""
-        await candidate.kill()
-        self._free_uids.append(candidate.uid)
+        return await self._spawn(
+            "services.sandbox.candidate",
+            args,
+            scratch,
+            self._candidate_uid,
+            memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes),
+            cpus=cpus,
+        )
 
     def _prepare_spares(self) -> None:
         while len(self._spares) < self.settings.warm_candidates:
@@ -334,7 +316,7 @@ class Worker:
             if candidate.process.returncode is None:
                 return candidate
             log.warning("warm candidate died while waiting", worker=self.id, output=await candidate.output.text())
-            await self._kill_candidate(candidate)
+            await candidate.kill()
 
     async def start(self) -> None:
         """Starts the judge and the warm candidates."""
@@ -345,7 +327,7 @@ class Worker:
         """Stops every process of this slot."""
         while self._spares:
             spare = await self._spares.popleft()
-            await self._kill_candidate(spare)
+            await spare.kill()
         if self._judge is not None:
             with contextlib.suppress(OSError):
                 send(self._judge.sock, Shutdown())
@@ -358,7 +340,7 @@ class Worker:
     def _restore_cache(self, candidate_source: str, candidate: _Process) -> None:
         """Gives a new process the kernels compiled for the same source before: only an
         identical candidate ever reads what a candidate wrote."""
-        owner = candidate.uid if self.launcher.is_root else None
+        owner = self._candidate_uid if self.launcher.is_root else None
         self.kernel_cache.restore(candidate_source, candidate.scratch / ".triton", owner)
 
     def _save_cache(self, candidate_source: str, candidate: _Process) -> None:
@@ -379,7 +361,7 @@ class Worker:
             await asyncio.to_thread(send, judge.sock, Job(), REQUEST.dump_json(request), [candidate.sock.fileno()])
             judgement, outcome = await self._await_judgement(judge, candidate, request, timeout_seconds)
         finally:
-            await self._kill_candidate(candidate)
+            await candidate.kill()
             self._prepare_spares()  # after, not during, the evaluation it would disturb
             await asyncio.to_thread(self._save_cache, request.candidate_source, candidate)
             shutil.rmtree(candidate.scratch, ignore_errors=True)
