@@ -47,7 +47,7 @@ class ModelNew(nn.Module):
 
 # 4096 x 4096 float32: 64 MiB per tensor.
 _BIG_RELU_TASK = (
-    source("relu_task.py").replace("batch_size = 16", "batch_size = 4096").replace("dim = 1024", "dim = 4096")
+    source("relu_task.py").replace("batch_size = 16", "batch_size = 1024").replace("dim = 1024", "dim = 4096")
 )
 
 
@@ -99,12 +99,12 @@ def test_modifying_an_input_the_reference_modifies_must_leave_what_the_reference
 
 @pytest.fixture(scope="module")
 def small_device_stub(background_loop: BackgroundLoop, tmp_path_factory: pytest.TempPathFactory):
-    """A server that plans with 1 GiB of device memory (the planner's budget on CPU)."""
+    """A server that plans with 256 MiB of device memory (the planner's budget on CPU)."""
     import grpc
 
     from drkernel.v1 import sandbox_pb2_grpc
 
-    settings = sandbox_settings(tmp_path_factory.mktemp("small"), cpu_workers=1, device_memory_bytes=2**30)
+    settings = sandbox_settings(tmp_path_factory.mktemp("small"), cpu_workers=1, device_memory_bytes=2**28)
     running = background_loop.run(start_sandbox(settings, SecuritySettings()))
     with grpc.insecure_channel(running.address) as channel:
         yield sandbox_pb2_grpc.SandboxServiceStub(channel)
@@ -113,7 +113,7 @@ def small_device_stub(background_loop: BackgroundLoop, tmp_path_factory: pytest.
 
 def test_variants_that_do_not_fit_in_device_memory_are_shrunk_and_say_so(small_device_stub):
     # With the judge's copies and its reserve, a call at the task's sizes needs more than the
-    # 1 GiB budget: the variants are shrunk rather than failed, and say so.
+    # 256 MiB budget: the variants are shrunk rather than failed, and say so.
     response = evaluate(small_device_stub, _BIG_RELU_TASK, "relu_triton.py", skip_profile=True)
     assert response.verdict == pb.VERDICT_CORRECT, response.error
     shrunk = [c for c in response.checks if "shrunk to fit device memory" in c.description]
