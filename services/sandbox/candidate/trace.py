@@ -130,6 +130,12 @@ def _storage(tensor: torch.Tensor) -> int | None:
     return held[0] if held is not None else None
 
 
+def _storage_elements(tensor: torch.Tensor) -> tuple[int, int] | None:
+    """Where the tensor's storage starts and how many of its elements the storage holds."""
+    held = bits.storage(tensor)
+    return (held[0], max(1, held[1] // max(1, bits.element_size(tensor)))) if held is not None else None
+
+
 def _true(tensor: torch.Tensor) -> bool:
     return bool(bits.item(tensor))
 
@@ -179,11 +185,10 @@ class PyTorchTrace(TorchDispatchMode):
         storage is derived once they changed a quarter of it (a kernel that touches a sliver
         of a tensor PyTorch computed does not make what PyTorch computes from it its own)."""
         for tensor, count in writes:
-            pointer = _storage(tensor)
-            if pointer is None:
+            held = _storage_elements(tensor)
+            if held is None:
                 continue
-            held = bits.storage(tensor)
-            total = max(1, (held[1] if held is not None else 0) // max(1, bits.element_size(tensor)))
+            pointer, total = held
             seen = self._written.setdefault(pointer, [0, total])
             seen[0] += count
             if seen[0] * DERIVED_SHARE >= seen[1]:
@@ -195,11 +200,10 @@ class PyTorchTrace(TorchDispatchMode):
         rescaled or not: the target is the kernels' result only when the source is, and the
         task's data when the source is."""
         for target, source in copies:
-            pointer = _storage(target)
-            if pointer is None:
+            held = _storage_elements(target)
+            if held is None:
                 continue
-            held = bits.storage(target)
-            total = max(1, (held[1] if held is not None else 0) // max(1, bits.element_size(target)))
+            pointer, total = held
             self._written.setdefault(pointer, [0, total])  # something of the call wrote it
             if _storage(source) in self._derived:
                 self._derived.add(pointer)
