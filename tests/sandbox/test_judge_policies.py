@@ -10,6 +10,7 @@ import pytest
 
 from drkernel.sections import SecuritySettings
 from drkernel.v1 import sandbox_pb2 as pb
+from services.sandbox.judge.memory import Footprint
 from services.sandbox.server.servicer import start_sandbox
 from tests.conftest import BackgroundLoop, sandbox_settings
 from tests.sandbox.conftest import evaluate, source
@@ -45,10 +46,17 @@ class ModelNew(nn.Module):
         return y
 """
 
-# 4096 x 4096 float32: 64 MiB per tensor.
+# 1024 x 4096 float32: 16 MiB per tensor.
 _BIG_RELU_TASK = (
     source("relu_task.py").replace("batch_size = 16", "batch_size = 1024").replace("dim = 1024", "dim = 4096")
 )
+_MiB = 2**20
+# A device budget between what a judged call of the task's sizes needs and what one at half
+# its sizes needs (one input, one output of the same size): the first does not fit, the
+# second does, whatever the planner's margins are.
+_SMALL_DEVICE_BYTES = (
+    Footprint(0, 16 * _MiB, 16 * _MiB).need_bytes() + Footprint(0, 4 * _MiB, 4 * _MiB).need_bytes()
+) // 2
 
 
 def test_kernelbench_profile_checks_the_task_inputs_with_its_tolerance_only(sandbox_stub):
@@ -99,12 +107,14 @@ def test_modifying_an_input_the_reference_modifies_must_leave_what_the_reference
 
 @pytest.fixture(scope="module")
 def small_device_stub(background_loop: BackgroundLoop, tmp_path_factory: pytest.TempPathFactory):
-    """A server that plans with 256 MiB of device memory (the planner's budget on CPU)."""
+    """A server that plans with a small device budget (the planner's budget on CPU)."""
     import grpc
 
     from drkernel.v1 import sandbox_pb2_grpc
 
-    settings = sandbox_settings(tmp_path_factory.mktemp("small"), cpu_workers=1, device_memory_bytes=2**28)
+    settings = sandbox_settings(
+        tmp_path_factory.mktemp("small"), cpu_workers=1, device_memory_bytes=_SMALL_DEVICE_BYTES
+    )
     running = background_loop.run(start_sandbox(settings, SecuritySettings()))
     with grpc.insecure_channel(running.address) as channel:
         yield sandbox_pb2_grpc.SandboxServiceStub(channel)
@@ -113,7 +123,7 @@ def small_device_stub(background_loop: BackgroundLoop, tmp_path_factory: pytest.
 
 def test_variants_that_do_not_fit_in_device_memory_are_shrunk_and_say_so(small_device_stub):
     # With the judge's copies and its reserve, a call at the task's sizes needs more than the
-    # 256 MiB budget: the variants are shrunk rather than failed, and say so.
+    # budget: the variants are shrunk rather than failed, and say so.
     response = evaluate(small_device_stub, _BIG_RELU_TASK, "relu_triton.py", skip_profile=True)
     assert response.verdict == pb.VERDICT_CORRECT, response.error
     shrunk = [c for c in response.checks if "shrunk to fit device memory" in c.description]
