@@ -267,6 +267,20 @@ def written_out_of_sight():
     return [(t.to(X.device) + y) - y]
 
 
+def overwritten_out_of_sight():
+    y = torch.empty(X.shape)
+    launch(scale_kernel, X.cpu(), y, 0.5)  # the kernel's result, on the host
+    y.numpy()[:] = X.cpu().numpy().clip(min=0)  # NumPy writes PyTorch's answer over it
+    return [y.to(X.device)]
+
+
+def pytorch_writes_a_few():
+    y = torch.empty_like(X)
+    launch(relu_kernel, X, y)
+    y[-1, :4] = torch.relu(X[-1, :4])  # PyTorch writes a few elements through a small view
+    return [y]
+
+
 def numel_replaced():
     y = torch.empty_like(X)
     launch(scale_kernel, X, y, 0.5)
@@ -316,6 +330,8 @@ SCENARIOS = {
     "numel_replaced": (numel_replaced, False),
     "made_out_of_sight": (made_out_of_sight, False),
     "written_out_of_sight": (written_out_of_sight, False),
+    "overwritten_out_of_sight": (overwritten_out_of_sight, False),
+    "pytorch_writes_a_few": (pytorch_writes_a_few, False),
     "copies_all_but_one": (copies_all_but_one, False),
     "custom_op": (custom_op, False),
     "thread_made": (thread_made, False),
@@ -437,6 +453,21 @@ def test_an_output_made_out_of_the_traces_sight_is_reported(scenarios: dict) -> 
     assert scenarios["thread_made"]["right"]
     assert scenarios["thread_made"]["unseen"] == [0]
     assert all(scenarios[name]["unseen"] == [] for name in ("derived", "custom_op", "copies", "adds_zeros"))
+
+
+def test_writes_through_small_views_are_seen(scenarios: dict) -> None:
+    """PyTorch writing a few elements of the kernel's output (a remainder row): the write is
+    the trace's to see, however small the view (false HACKED of partial_rows_kernel)."""
+    run = scenarios["pytorch_writes_a_few"]
+    assert run["right"] and run["unseen"] == [] and run["matches"] == []
+
+
+def test_an_output_overwritten_out_of_the_traces_sight_is_reported(scenarios: dict) -> None:
+    """NumPy writes over what the kernel wrote: the output (on a GPU, the copy PyTorch makes
+    of it) was last written where the trace cannot see."""
+    run = scenarios["overwritten_out_of_sight"]
+    assert run["right"]
+    assert run["unseen"] == [0] or any(match.startswith("code out of the trace's sight") for match in run["matches"])
 
 
 def test_a_graph_replay_after_a_knock_out_leaves_the_call_knocking_out_nothing() -> None:

@@ -123,7 +123,12 @@ class Harness:
         self.probe = WorkProbe(self.own_file, self.recorder, self.quiet, self.recorder.capturing, self._device_sync)
         self.probe.install()
         self.recorder.replayed = self.probe.replayed
-        self.trace = PyTorchTrace(lambda: self.probe.launches, self.quiet, self.recorder.capturing)
+        self.trace = PyTorchTrace(
+            lambda: self.probe.launches,
+            self.quiet,
+            self.recorder.capturing,
+            unwatched=lambda: self.recorder.own_launches() > self.probe.launches,
+        )
         self.clock = Clock(device, l2_flush_bytes)
         self._sleep = time.sleep
         self._perf_counter = time.perf_counter

@@ -150,6 +150,7 @@ class LaunchRecorder:
         self._lock = threading.Lock()
         self._launches: list[tuple[str, bool, int, int | None, int | None]] = []
         self._wrote: dict[int, Wrote] = {}  # by position in _launches
+        self._own = 0  # own launches recorded since take(), replays left out
         self.replayed: Callable[[Any], None] = lambda _graph: None  # told of every graph replay
         self._compile_requests: dict[tuple[Any, ...], CompileRequest] = {}
         self._current = threading.local()
@@ -165,6 +166,7 @@ class LaunchRecorder:
         graph = getattr(self._capturing, "graph", None)
         with self._lock:
             self._launches.append(launch)
+            self._own += launch[1]
             if graph is not None:
                 graph.drkernel_captured_launches.append(launch)
 
@@ -195,9 +197,15 @@ class LaunchRecorder:
         with self._lock:
             return {stream for _, own, _, _, stream in self._launches if own and stream is not None}
 
+    def own_launches(self) -> int:
+        """How many launches of the candidate's own kernels ran since the last take() (graph
+        replays left out)."""
+        with self._lock:
+            return self._own
+
     def take(self) -> list[LaunchRecord]:
         with self._lock:
-            launches, self._launches = self._launches, []
+            launches, self._launches, self._own = self._launches, [], 0
             wrote, self._wrote = self._wrote, {}
         return [
             LaunchRecord(

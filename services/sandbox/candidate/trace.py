@@ -154,9 +154,11 @@ class PyTorchTrace(TorchDispatchMode):
         own_launches: Callable[[], int],
         quiet: Callable[[], AbstractContextManager[None]],
         capturing: Callable[[], Any],
+        unwatched: Callable[[], bool] = lambda: False,
     ) -> None:
         super().__init__()
         self._own_launches = own_launches
+        self._unwatched = unwatched
         self._quiet = quiet
         self._capturing = capturing
         self._derived: set[int] = set()
@@ -274,11 +276,14 @@ class PyTorchTrace(TorchDispatchMode):
                 if not hasattr(graph, "drkernel_written"):
                     graph.drkernel_written = []
                 graph.drkernel_written.extend(made)
+            else:
+                self._refresh_all([*made, *(inputs if mutable else [])])
             return result
         if from_kernels:
             kept = self._unchanged(made, plain)
             kept_storages = {_storage(t) for t in kept}
             self.derive(t for t in [*made, *(inputs if mutable else [])] if _storage(t) not in kept_storages)
+            self._refresh_all([*made, *(inputs if mutable else [])])
             if kept and len(self._samples) < MAX_SAMPLED:
                 with self._quiet():
                     for tensor in kept:
@@ -292,8 +297,7 @@ class PyTorchTrace(TorchDispatchMode):
                     if _storage(tensor) not in self._plain:
                         self._keep_plain(tensor)
                 return result  # the task's data, moved: nobody's work
-        for tensor in [*made, *(inputs if mutable else [])]:
-            self._refresh(tensor)
+        self._refresh_all([*made, *(inputs if mutable else [])])
         born = name in BORN
         fresh = [t for t in made if mutable or born or _storage(t) not in input_storages]  # not a view of an input
         if fresh and len(self._samples) < MAX_SAMPLED:
@@ -312,11 +316,12 @@ class PyTorchTrace(TorchDispatchMode):
         equals an output means the output was computed out of sight."""
         for tensor in inputs:
             pointer = _storage(tensor)
-            if pointer is None or pointer in self._derived or pointer in self._plain:
+            if pointer is None or pointer in self._plain:
                 continue
             known = pointer in self._made or pointer in self._written or pointer in self._foreign
             if known and not self._changed(pointer):
                 continue
+            self._derived.discard(pointer)  # what the kernels wrote there is gone
             self._foreign.add(pointer)
             self._refresh(tensor)
             if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor) and len(self._samples) < MAX_SAMPLED:
@@ -325,19 +330,31 @@ class PyTorchTrace(TorchDispatchMode):
                         f"code out of the trace's sight (a tensor written unseen, used by {operator})", tensor
                     )
 
+    def _refresh_all(self, tensors: list[torch.Tensor]) -> None:
+        for tensor in tensors:
+            self._refresh(tensor)
+
     def _refresh(self, tensor: torch.Tensor) -> None:
-        """Notes what a (not derived) tensor holds now, as something the trace saw write it."""
+        """Notes what a tensor's storage holds now, as something the trace saw write it: the
+        values of the first tensor noted there (a write through a view of any size updates
+        them), or of this one when none was."""
         pointer = _storage(tensor)
-        if pointer is None or pointer in self._derived or bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
+        if pointer is None:
             return
+        noted = self._contents.get(pointer)
+        if noted is None:
+            if bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
+                return
+            with self._quiet():
+                _, positions = self._key_positions(tensor)
+            noted = (tensor, positions, positions)
         with self._quiet():
-            _, positions = self._key_positions(tensor)
-            self._contents[pointer] = (tensor, positions, _to(_take(_detach(tensor), positions), _float64))
+            self._contents[pointer] = (noted[0], noted[1], _to(_take(_detach(noted[0]), noted[1]), _float64))
 
     def _changed(self, pointer: int) -> bool:
         """Whether the tensor noted for ``pointer`` holds other values than when noted."""
         noted = self._contents.get(pointer)
-        if noted is None:
+        if noted is None or self._unwatched():  # a launch the probe did not watch may have written it
             return False
         tensor, positions, values = noted
         with self._quiet():
@@ -394,16 +411,18 @@ class PyTorchTrace(TorchDispatchMode):
 
     def unseen(self, outputs: list[Any]) -> list[int]:
         """The outputs that neither the candidate's kernels nor any operator of this call
-        wrote: computed where the trace cannot see (another thread, NumPy) or not at all."""
+        wrote, or that changed since they last did: computed where the trace cannot see
+        (another thread, NumPy writing into PyTorch's memory) or not at all."""
         return [
             index
             for index, output in enumerate(outputs)
             if type(output) is torch.Tensor
             and bits.numel(output) > 0
             and (pointer := _storage(output)) is not None
-            and pointer not in self._made
-            and pointer not in self._written
-            and pointer not in self._derived
+            and (
+                (pointer not in self._made and pointer not in self._written and pointer not in self._derived)
+                or self._changed(pointer)  # written since, by neither
+            )
         ]
 
     def matches(self, outputs: list[Any]) -> list[PyTorchMatch]:

@@ -399,11 +399,6 @@ class WorkProbe:
                 del before
             self._recorder.annotate(position, wrote)
             self.launches += 1
-            copied = {id(target) for target, _ in copies}
-            if copies:
-                self._listener.copied(copies)
-            if len(copied) < len(changed):
-                self._listener.written([(tensor, count) for tensor, count in changed if id(tensor) not in copied])
             if name not in self._orders and self._order is not None:
                 self._orders[name] = self._order(name)
             replacement = self._orders.get(name)
@@ -417,6 +412,12 @@ class WorkProbe:
                         else:
                             continue
                         self.knocked_out += 1
+            # the listener hears of what the call goes on with, replaced or not
+            copied = {id(target) for target, _ in copies}
+            if copies:
+                self._listener.copied(copies)
+            if len(copied) < len(changed):
+                self._listener.written([(tensor, count) for tensor, count in changed if id(tensor) not in copied])
         return result
 
     def _classify(
