@@ -40,8 +40,6 @@ def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     base = tmp_path_factory.mktemp("two-ranks")
     model_dir = build_tiny_model(base / "model")
     lora_model_dir = build_tiny_model(base / "lora-model", seed=1, tied=True)
-    out = base / "out"
-    out.mkdir()
     # CPU ranks (gloo) even where GPUs are visible: two ranks cannot share one GPU under NCCL.
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": path, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
@@ -55,9 +53,16 @@ def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "tests.trainer.learner_helpers",
         str(model_dir),
         str(lora_model_dir),
-        str(out),
     ]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    for attempt in range(2):
+        out = base / f"out-{attempt}"
+        out.mkdir()
+        done = subprocess.run([*command, str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        # Gloo once aborted a rank on a loaded 2-core CI machine ("terminate called without an
+        # active exception", no Python error in either rank; not reproduced in 6 runs under load):
+        # a rank aborted from C++ (SIGABRT) gets one more launch, any other failure none.
+        if done.returncode == 0 or "SIGABRT" not in done.stderr:
+            break
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return {
         "model_dir": model_dir,
