@@ -187,7 +187,8 @@ class IsolationSettings(Section):
         61000,
         ge=1000,
         description=(
-            "When run as root, each worker drops its candidate and judge processes to two uids of "
+            "When run as root, each worker drops its judge and each of its candidate processes (warm_candidates + 2, "
+            "in turn) to uids of "
             "[uid_base, uid_base + uid_count) that no other sandbox server on the host holds."
         ),
     )

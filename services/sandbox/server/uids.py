@@ -11,7 +11,10 @@ server never leaks a claim and no cleanup is needed.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import time
 from pathlib import Path
 
 from drkernel.errors import FailedPrecondition
@@ -49,3 +52,37 @@ def claim_uids(lock_dir: Path, first: int, count: int, needed: int) -> UidClaim:
         f"no {needed} free sandbox uids in [{first}, {first + count}) (claims in {lock_dir}): "
         "raise sandbox.isolation.uid_count or stop other sandbox servers on this host"
     )
+
+
+def processes_of(uid: int) -> list[int]:
+    """Pids of the processes whose real uid is ``uid`` (the uid RLIMIT_NPROC charges)."""
+    pids = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"{entry.path}/status") as status:
+                real = next(line.split()[1] for line in status if line.startswith("Uid:"))
+        except (OSError, StopIteration):  # gone meanwhile
+            continue
+        if int(real) == uid:
+            pids.append(int(entry.name))
+    return pids
+
+
+def clear_uid(uid: int, timeout_seconds: float) -> list[int]:
+    """Kills whatever still runs as ``uid`` and waits until it is gone; returns the pids left
+    at the deadline. A sandbox's processes outlive its kill for a moment (the kernel tears a
+    PID namespace down asynchronously; a fork bomb's hundreds take a while on a loaded host),
+    and a process started as the uid meanwhile would find its process budget spent."""
+    deadline = time.monotonic() + timeout_seconds
+    while pids := processes_of(uid):
+        if time.monotonic() >= deadline:
+            return pids
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):  # a zombie of ours (we may be PID 1) counts too
+                os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.05)
+    return []

@@ -30,7 +30,7 @@ from drkernel.errors import InvalidArgument, ResourceExhausted
 from drkernel.logs import get_logger
 from services.sandbox.server.isolation import Launcher, ProcessSpec
 from services.sandbox.server.kernel_cache import KernelCache
-from services.sandbox.server.uids import claim_uids
+from services.sandbox.server.uids import claim_uids, clear_uid
 from services.sandbox.server.verdict import Ending, ProcessOutcome, Result, combine
 from services.sandbox.settings import SandboxSettings
 from services.sandbox.shared.evaluation import Device, EvaluationRequest, Judgement
@@ -82,6 +82,7 @@ class _Process:
     sock: socket.socket
     scratch: Path
     output: OutputTail
+    uid: int
     started: float = field(default_factory=time.monotonic)
 
     async def kill(self) -> int:
@@ -200,8 +201,15 @@ class Worker:
             else CorePlan((), (), ())
         )
         isolation = settings.isolation
-        self._uids = claim_uids(isolation.uid_lock_dir, isolation.uid_base, isolation.uid_count, needed=2)
-        self._candidate_uid, self._judge_uid = self._uids.uids
+        # The judge's uid, and candidate uids used in turn (the warm ones, the one being judged,
+        # and one resting): RLIMIT_NPROC counts a uid's processes, so a candidate that filled it
+        # (a fork bomb, dying after its evaluation) must not share it with the next one, which
+        # would fail to start threads (EAGAIN). What is left of a uid dies before its next use.
+        self._uids = claim_uids(
+            isolation.uid_lock_dir, isolation.uid_base, isolation.uid_count, needed=settings.warm_candidates + 3
+        )
+        self._judge_uid, *candidate_uids = self._uids.uids
+        self._free_uids: deque[int] = deque(candidate_uids)
 
     # Processes ----------------------------------------------------------------------------
 
@@ -214,6 +222,10 @@ class Worker:
         memory_bytes: int | None,
         cpus: tuple[int, ...],
     ) -> _Process:
+        if self.launcher.is_root:
+            left = await asyncio.to_thread(clear_uid, uid, _REAP_TIMEOUT_SECONDS)
+            if left:
+                log.error("processes of a sandbox uid survived SIGKILL", uid=uid, pids=left[:20], count=len(left))
         ours, theirs = socket.socketpair()
         spec = ProcessSpec(
             module=module,
@@ -239,7 +251,7 @@ class Worker:
             )
         finally:
             theirs.close()
-        return _Process(process, ours, scratch, OutputTail(process.stdout, _OUTPUT_TAIL_BYTES))
+        return _Process(process, ours, scratch, OutputTail(process.stdout, _OUTPUT_TAIL_BYTES), uid)
 
     def _memory_bytes(self, limit: int) -> int | None:
         """An address-space limit on CPU; none on a GPU, where it would break the CUDA driver."""
@@ -293,14 +305,24 @@ class Worker:
             if self._cores.warming != cpus:
                 args += ("--run-cpus", ",".join(map(str, cpus)))
                 cpus = self._cores.warming
-        return await self._spawn(
-            "services.sandbox.candidate",
-            args,
-            scratch,
-            self._candidate_uid,
-            memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes),
-            cpus=cpus,
-        )
+        uid = self._free_uids.popleft()  # the least recently used: its last process is long gone
+        try:
+            return await self._spawn(
+                "services.sandbox.candidate",
+                args,
+                scratch,
+                uid,
+                memory_bytes=self._memory_bytes(self.settings.isolation.memory_bytes),
+                cpus=cpus,
+            )
+        except BaseException:
+            self._free_uids.append(uid)
+            raise
+
+    async def _kill_candidate(self, candidate: _Process) -> None:
+        """Kills a candidate's sandbox and gives its uid back, last in line for reuse."""
+        await candidate.kill()
+        self._free_uids.append(candidate.uid)
 
     def _prepare_spares(self) -> None:
         while len(self._spares) < self.settings.warm_candidates:
@@ -316,7 +338,7 @@ class Worker:
             if candidate.process.returncode is None:
                 return candidate
             log.warning("warm candidate died while waiting", worker=self.id, output=await candidate.output.text())
-            await candidate.kill()
+            await self._kill_candidate(candidate)
 
     async def start(self) -> None:
         """Starts the judge and the warm candidates."""
@@ -327,7 +349,7 @@ class Worker:
         """Stops every process of this slot."""
         while self._spares:
             spare = await self._spares.popleft()
-            await spare.kill()
+            await self._kill_candidate(spare)
         if self._judge is not None:
             with contextlib.suppress(OSError):
                 send(self._judge.sock, Shutdown())
@@ -340,7 +362,7 @@ class Worker:
     def _restore_cache(self, candidate_source: str, candidate: _Process) -> None:
         """Gives a new process the kernels compiled for the same source before: only an
         identical candidate ever reads what a candidate wrote."""
-        owner = self._candidate_uid if self.launcher.is_root else None
+        owner = candidate.uid if self.launcher.is_root else None
         self.kernel_cache.restore(candidate_source, candidate.scratch / ".triton", owner)
 
     def _save_cache(self, candidate_source: str, candidate: _Process) -> None:
@@ -361,7 +383,7 @@ class Worker:
             await asyncio.to_thread(send, judge.sock, Job(), REQUEST.dump_json(request), [candidate.sock.fileno()])
             judgement, outcome = await self._await_judgement(judge, candidate, request, timeout_seconds)
         finally:
-            await candidate.kill()
+            await self._kill_candidate(candidate)
             self._prepare_spares()  # after, not during, the evaluation it would disturb
             await asyncio.to_thread(self._save_cache, request.candidate_source, candidate)
             shutil.rmtree(candidate.scratch, ignore_errors=True)
