@@ -74,13 +74,14 @@ def clear_uid(uid: int, timeout_seconds: float) -> list[int]:
     """Kills whatever still runs as ``uid`` and waits until it is gone; returns the pids left
     at the deadline. A sandbox's processes outlive its kill for a moment (the kernel tears a
     PID namespace down asynchronously; a fork bomb's hundreds take a while on a loaded host),
-    and a process started as the uid meanwhile would find its process budget spent."""
+    and a process started as the uid meanwhile would find its process budget spent. A server
+    without ``CAP_KILL`` (deploy/k8s/components/sandbox-root-isolation) only waits for them."""
     deadline = time.monotonic() + timeout_seconds
     while pids := processes_of(uid):
         if time.monotonic() >= deadline:
             return pids
         for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError, PermissionError):  # no CAP_KILL: they die anyway
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):  # a zombie of ours (we may be PID 1) counts too
                 os.waitpid(pid, os.WNOHANG)
