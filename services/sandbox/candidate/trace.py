@@ -288,7 +288,7 @@ class PyTorchTrace(TorchDispatchMode):
             if kept and len(self._samples) < MAX_SAMPLED:
                 with self._quiet():
                     for tensor in kept:
-                        self._remember(str(func), tensor, profiled=True)
+                        self._remember(str(func), tensor, True)
             return result
         name = schema.name if schema is not None else ""
         if name in MOVES:
@@ -306,7 +306,7 @@ class PyTorchTrace(TorchDispatchMode):
                 for tensor in fresh:
                     if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor):
                         operator = f"{func} (from outside PyTorch)" if born else str(func)
-                        self._remember(operator, tensor, profiled=not born)
+                        self._remember(operator, tensor, not born)
         return result
 
     def _check_inputs(self, operator: str, inputs: list[torch.Tensor]) -> None:
@@ -331,7 +331,7 @@ class PyTorchTrace(TorchDispatchMode):
                     self._remember(
                         f"code out of the trace's sight (a tensor written unseen, used by {operator})",
                         tensor,
-                        profiled=False,
+                        False,  # not profiled
                     )
 
     def _refresh_all(self, tensors: list[torch.Tensor]) -> None:
@@ -409,7 +409,7 @@ class PyTorchTrace(TorchDispatchMode):
             self._positions[key] = _randint(0, size, (count,), generator=self._generator[device], device=device)
         return key, self._positions[key]
 
-    def _remember(self, operator: str, tensor: torch.Tensor, *, profiled: bool) -> None:
+    def _remember(self, operator: str, tensor: torch.Tensor, profiled: bool) -> None:
         key, positions = self._key_positions(tensor)
         self._samples.append(_Sample(operator, key, _to(_take(_detach(tensor), positions), _float64), profiled))
 
