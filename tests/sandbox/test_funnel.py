@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from services.sandbox.judge.candidate_client import CandidateClient, CandidateLost, CandidateRun
-from services.sandbox.judge.funnel import Evaluation
+from services.sandbox.judge.funnel import Evaluation, _layout_message
 from services.sandbox.judge.reference import OutputCache, Reference
 from services.sandbox.judge.stages import NotJudged
 from services.sandbox.settings import SandboxSettings
@@ -70,6 +70,8 @@ class Behaviour:
     knocked_out_share: float = 1.0  # of the output's elements that move when knocked out
     fails_when_knocked_out: bool = False  # a check on its kernels' results raises
     pytorch_result: float | None = None  # reports a PyTorch result this far from the output (trace)
+    pytorch_outputs: tuple[int, ...] = (0,)  # the outputs such a result is reported for
+    pytorch_profiled: bool = True  # made by a PyTorch operator (not from NumPy, not out of sight)
     unseen: bool = False  # reports an output nothing it traced wrote
     lost_at_run: bool = False
     exact_zeros: bool = False  # outputs of exactly 0 in place of the reference's
@@ -137,10 +139,12 @@ class FakeCandidate:
         matches = [
             PyTorchMatch(
                 operator="aten.relu.default",
-                output=0,
+                output=index,
                 positions=list(range(16)),
-                values=(outputs[0].reshape(-1)[:16] + (self.behaviour.pytorch_result or 0.0)).tolist(),
+                values=(outputs[index].reshape(-1)[:16] + (self.behaviour.pytorch_result or 0.0)).tolist(),
+                profiled=self.behaviour.pytorch_profiled,
             )
+            for index in self.behaviour.pytorch_outputs
         ]
         result = RunResult(
             outputs=[
@@ -447,9 +451,68 @@ def test_an_honest_kernel_keeps_its_coverage(tmp_path: Path) -> None:
     assert judgement.profile is not None and judgement.profile.note == ""
 
 
+TWO_OUTPUTS = """
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1), x.sum(dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(16, 64)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize(
+    ("pytorch_outputs", "profiled", "verdict"),
+    [((1,), True, Verdict.CORRECT), ((0, 1), True, Verdict.HACKED), ((1,), False, Verdict.HACKED)],
+    ids=["one-of-two-outputs", "every-output", "one-output-from-numpy"],
+)
+def test_pytorch_computing_one_of_several_outputs_is_lazy_not_a_hack(
+    tmp_path, pytorch_outputs, profiled, verdict
+) -> None:
+    """Kernels that make one output while PyTorch makes another (a row sum beside a softmax)
+    are lazy: CORRECT, and the profile note says which output is PyTorch's. PyTorch making
+    every output is still HACKED, and so is an output made where the profile cannot count it
+    (NumPy, out of the trace's sight)."""
+    behaviour = Behaviour(pytorch_result=0.0, pytorch_outputs=pytorch_outputs, pytorch_profiled=profiled)
+    judgement, _ = judge(tmp_path, behaviour, task_source=TWO_OUTPUTS, profile=True)
+    assert judgement.verdict == verdict, judgement.error
+    if verdict == Verdict.CORRECT:
+        assert judgement.hack_evidence == ()
+        assert judgement.profile is not None and "PyTorch computes output 1 without" in judgement.profile.note
+    else:
+        assert "PyTorch computed output 1 without its Triton kernels" in judgement.error
+
+
 def test_a_pytorch_result_unlike_the_reference_is_not_evidence(tmp_path: Path) -> None:
     """The trace's report is confirmed against the reference: values that are not the
     reference's are no finding."""
     judgement, _ = judge(tmp_path, Behaviour(pytorch_result=0.5))
     assert judgement.verdict == Verdict.CORRECT, judgement.error
     assert judgement.hack_evidence == ()
+
+
+@pytest.mark.parametrize(
+    ("strides", "reference", "allowed"),
+    [
+        ((4, 1), torch.empty(3, 4), True),
+        ((1, 3), torch.empty(3, 4), True),  # transposed storage (.t() of a contiguous buffer)
+        ((128, 1), torch.empty(3, 4), True),  # a narrow view of a row-padded buffer
+        ((8, 1), torch.empty(3, 4), True),  # one chunk of a fused (3, 8) output
+        ((0, 1), torch.empty(3, 4), False),  # expand(): one row for every row
+        ((1, 1), torch.empty(3, 4), False),  # a sliding window: elements share memory
+        ((0, 1), torch.empty(4).expand(3, 4), True),  # the reference returns that very expand()
+    ],
+)
+def test_an_output_may_have_gaps_but_not_share_memory(strides, reference, allowed) -> None:
+    message = _layout_message([list(strides)], [reference])
+    assert (message is None) == allowed, message
+    if not allowed:
+        assert message is not None and "overlap in memory" in message

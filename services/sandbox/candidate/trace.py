@@ -123,6 +123,7 @@ class _Sample:
     operator: str
     key: tuple[int, torch.device]
     values: torch.Tensor
+    profiled: bool  # a PyTorch operator made it (the profile counts it)
 
 
 def _storage(tensor: torch.Tensor) -> int | None:
@@ -287,7 +288,7 @@ class PyTorchTrace(TorchDispatchMode):
             if kept and len(self._samples) < MAX_SAMPLED:
                 with self._quiet():
                     for tensor in kept:
-                        self._remember(str(func), tensor)
+                        self._remember(str(func), tensor, True)
             return result
         name = schema.name if schema is not None else ""
         if name in MOVES:
@@ -304,7 +305,8 @@ class PyTorchTrace(TorchDispatchMode):
             with self._quiet():
                 for tensor in fresh:
                     if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor):
-                        self._remember(f"{func} (from outside PyTorch)" if born else str(func), tensor)
+                        operator = f"{func} (from outside PyTorch)" if born else str(func)
+                        self._remember(operator, tensor, not born)
         return result
 
     def _check_inputs(self, operator: str, inputs: list[torch.Tensor]) -> None:
@@ -327,7 +329,9 @@ class PyTorchTrace(TorchDispatchMode):
             if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor) and len(self._samples) < MAX_SAMPLED:
                 with self._quiet():
                     self._remember(
-                        f"code out of the trace's sight (a tensor written unseen, used by {operator})", tensor
+                        f"code out of the trace's sight (a tensor written unseen, used by {operator})",
+                        tensor,
+                        False,  # not profiled
                     )
 
     def _refresh_all(self, tensors: list[torch.Tensor]) -> None:
@@ -405,9 +409,9 @@ class PyTorchTrace(TorchDispatchMode):
             self._positions[key] = _randint(0, size, (count,), generator=self._generator[device], device=device)
         return key, self._positions[key]
 
-    def _remember(self, operator: str, tensor: torch.Tensor) -> None:
+    def _remember(self, operator: str, tensor: torch.Tensor, profiled: bool) -> None:
         key, positions = self._key_positions(tensor)
-        self._samples.append(_Sample(operator, key, _to(_take(_detach(tensor), positions), _float64)))
+        self._samples.append(_Sample(operator, key, _to(_take(_detach(tensor), positions), _float64), profiled))
 
     def unseen(self, outputs: list[Any]) -> list[int]:
         """The outputs that neither the candidate's kernels nor any operator of this call
@@ -455,6 +459,7 @@ class PyTorchTrace(TorchDispatchMode):
                             positions=[int(p) for p in bits.values(positions)],
                             values=[float(v) for v in bits.values(values)],
                             rescaled=not exact,
+                            profiled=sample.profiled,
                         )
                     )
                     if sum(1 for m in found if m.output == index) >= MAX_MATCHES_PER_OUTPUT:

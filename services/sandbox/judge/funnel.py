@@ -72,28 +72,29 @@ def _mode_name(train: bool, grad: bool) -> str:
     return f"{'train' if train else 'eval'} mode {'with' if grad else 'without'} autograd"
 
 
-def _is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
-    """No gaps and no overlap: the strides, sorted, are the running products of the sizes."""
-    expected = 1
-    for size, stride in sorted(zip(shape, strides, strict=False), key=lambda p: p[1]):
-        if size == 1:
-            continue
-        if stride != expected:
+def _no_overlap(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Every element at an address of its own: the strides, sorted, each at least span the
+    dimensions below them. Gaps are fine (a narrow view of a row-padded buffer, one chunk of a
+    fused output); an ``expand()`` (stride 0) or a sliding window is not."""
+    span = 1
+    for size, stride in sorted(((n, s) for n, s in zip(shape, strides, strict=False) if n != 1), key=lambda p: p[1]):
+        if stride < span:
             return False
-        expected *= size
+        span = stride * size
     return True
 
 
 def _layout_message(strides: Sequence[Sequence[int]], expected: Sequence[torch.Tensor]) -> str | None:
-    """An output must be dense, unless the reference returns the very same layout (an
-    expand() view, say): the candidate may mirror the reference, nothing else."""
+    """An output's elements must not share memory (each one is computed), unless the reference
+    returns the very same layout (an expand() view, say): the candidate may mirror the
+    reference, nothing else."""
     for index, (got, want) in enumerate(zip(strides, expected, strict=False)):
-        if _is_dense(want.shape, got) or tuple(got) == tuple(want.stride()):
+        if _no_overlap(want.shape, got) or tuple(got) == tuple(want.stride()):
             continue
         label = f"output {index}" if len(expected) > 1 else "the output"
         return (
-            f"{label} is not a dense tensor (strides {tuple(got)}) and the reference's is not laid out "
-            f"that way (strides {tuple(want.stride())})"
+            f"{label}'s elements overlap in memory (strides {tuple(got)}: an expand() or a sliding-window "
+            f"view) and the reference's are not laid out that way (strides {tuple(want.stride())})"
         )
     return None
 

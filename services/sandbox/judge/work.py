@@ -22,7 +22,9 @@ Three checks (docs/EVALUATION.md, "Proof of work"):
 3. The PyTorch trace (candidate/trace.py, every checked call): a tensor that PyTorch computed
    without any result of the kernels, and that equals an output (or does once rescaled and
    shifted: the kernels only rescaled it), confirmed here against the reference, means
-   PyTorch computed that output: HACKED.
+   PyTorch computed that output: HACKED when that is every output of the call; where the
+   kernels make the other outputs, that output is lazy work (PyTorch's time counts against
+   coverage), as a kernel leaving part of one output to PyTorch is.
 
 Coverage (the PR term) then counts only kernels that did work and whose results reach the
 output, scaled by the share of the output the kernels produce at the task's sizes; ``note``
@@ -81,6 +83,7 @@ class WorkCheck:
         self.unreached: set[str] = set()  # kernels whose results never reached the output
         self.working: set[str] = set()  # kernels the probe saw writing data
         self.idle: set[str] = set()  # kernels the probe saw writing no data
+        self.pytorch_outputs: set[str] = set()  # outputs PyTorch computed while the kernels made others
 
     # Planning ---------------------------------------------------------------------------
 
@@ -183,22 +186,31 @@ class WorkCheck:
 
     def confirm(self, run: CandidateRun, expected: ReferenceRun, where: str) -> None:
         """Adds to the evidence (the stage stops on it) an output that nothing the trace saw
-        wrote, and a tensor PyTorch computed without the kernels that equals an output."""
+        wrote, and a tensor PyTorch computed without the kernels that equals an output, unless
+        other outputs come from the kernels and PyTorch operators made it as it is (not
+        rescaled by a kernel, not from NumPy or out of the trace's sight): then PyTorch
+        computing one of several outputs is lazy, not a hack (its operators count against
+        coverage, and the note says so)."""
         for index in run.result.unseen_outputs:
             if index < len(expected.outputs):
                 self.evaluation.evidence.add(
                     f"{where}: {self._label(index, expected.outputs)} was written neither by its Triton kernels nor by "
                     "any PyTorch operator of its forward (computed out of sight, e.g. on another thread or in NumPy)"
                 )
-        for match in run.result.pytorch_matches:
-            if self._confirmed(match, expected.outputs):
-                rescaled = " up to a scale and a shift" if match.rescaled else ""
-                self.evaluation.evidence.add(
-                    f"{where}: PyTorch computed {self._label(match.output, expected.outputs)} without its Triton "
-                    f"kernels ({match.operator} made a tensor equal to it{rescaled} "
-                    f"before any result of its kernels entered it; checked at {len(match.positions)} positions against "
-                    "the reference)"
-                )
+        confirmed = [match for match in run.result.pytorch_matches if self._confirmed(match, expected.outputs)]
+        lazy = all(match.profiled and not match.rescaled for match in confirmed)
+        pytorch = {match.output for match in confirmed}
+        if lazy and pytorch and len(pytorch) < len(expected.outputs):
+            self.pytorch_outputs |= {self._label(index, expected.outputs) for index in pytorch}
+            return
+        for match in confirmed:
+            rescaled = " up to a scale and a shift" if match.rescaled else ""
+            self.evaluation.evidence.add(
+                f"{where}: PyTorch computed {self._label(match.output, expected.outputs)} without its Triton "
+                f"kernels ({match.operator} made a tensor equal to it{rescaled} "
+                f"before any result of its kernels entered it; checked at {len(match.positions)} positions against "
+                "the reference)"
+            )
 
     def _confirmed(self, match: PyTorchMatch, outputs: Sequence[torch.Tensor]) -> bool:
         if match.output >= len(outputs) or len(match.positions) != len(match.values):
@@ -249,6 +261,11 @@ class WorkCheck:
             parts.append(f"{', '.join(idle)} wrote no data")
         if parts:
             parts[-1] += " (no coverage for them)"
+        if self.pytorch_outputs:
+            parts.append(
+                f"PyTorch computes {', '.join(sorted(self.pytorch_outputs))} without your kernels (its operators' "
+                "time counts against coverage)"
+            )
         share = self.share()
         if share < 1.0:
             parts.append(

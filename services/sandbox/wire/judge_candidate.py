@@ -180,6 +180,9 @@ class PyTorchMatch(Message):
     values: list[float] = Field(max_length=4096)
     # the values are the tensor's times a scale plus a shift (the output is that rescaled)
     rescaled: bool = False
+    # a PyTorch operator made it, which the profile counts (not a tensor that entered from
+    # outside PyTorch or was written out of the trace's sight)
+    profiled: bool = False
 
 
 class Ready(Message):

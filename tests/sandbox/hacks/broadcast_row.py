@@ -4,7 +4,7 @@ shape: right only if every row is the same, and it costs one row of work.
 source: Wafer field guide (2026), semantic attacks (partial computation passing loose checks)
 task: l1_softmax
 expect: not CORRECT
-error: not a dense tensor
+error: elements overlap in memory
 """
 
 import torch
