@@ -266,25 +266,24 @@ class PyTorchTrace(TorchDispatchMode):
         plain = self._plain_inputs(inputs) if from_kernels and graph is None else []
         result = func(*args, **kwargs)
         made = list(_tensors(result))
+        written = [*made, *(inputs if mutable else [])]  # in place too
         self._made.update(pointer for pointer in map(_storage, made) if pointer is not None)
         if any(_storage(t) in self._derived for t in made):  # it lives in the kernels' memory
             from_kernels = True
         if graph is not None or self._own_launches() != launches:
-            self.derive(made)
-            if mutable:
-                self.derive(inputs)  # what it wrote in place
+            self.derive(written)
             if graph is not None:
                 if not hasattr(graph, "drkernel_written"):
                     graph.drkernel_written = []
                 graph.drkernel_written.extend(made)
             else:
-                self._refresh_all([*made, *(inputs if mutable else [])])
+                self._refresh_all(written)
             return result
         if from_kernels:
             kept = self._unchanged(made, plain)
             kept_storages = {_storage(t) for t in kept}
-            self.derive(t for t in [*made, *(inputs if mutable else [])] if _storage(t) not in kept_storages)
-            self._refresh_all([*made, *(inputs if mutable else [])])
+            self.derive(t for t in written if _storage(t) not in kept_storages)
+            self._refresh_all(written)
             if kept and len(self._samples) < MAX_SAMPLED:
                 with self._quiet():
                     for tensor in kept:
@@ -298,7 +297,7 @@ class PyTorchTrace(TorchDispatchMode):
                     if _storage(tensor) not in self._plain:
                         self._keep_plain(tensor)
                 return result  # the task's data, moved: nobody's work
-        self._refresh_all([*made, *(inputs if mutable else [])])
+        self._refresh_all(written)
         born = name in BORN
         fresh = [t for t in made if mutable or born or _storage(t) not in input_storages]  # not a view of an input
         if fresh and len(self._samples) < MAX_SAMPLED:
@@ -346,14 +345,15 @@ class PyTorchTrace(TorchDispatchMode):
         if pointer is None:
             return
         noted = self._contents.get(pointer)
-        if noted is None:
-            if bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
-                return
+        if noted is not None:
+            tensor, positions, _ = noted
+        elif bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
+            return
+        else:
             with self._quiet():
                 _, positions = self._key_positions(tensor)
-            noted = (tensor, positions, positions)
         with self._quiet():
-            self._contents[pointer] = (noted[0], noted[1], _to(_take(_detach(noted[0]), noted[1]), _float64))
+            self._contents[pointer] = (tensor, positions, _to(_take(_detach(tensor), positions), _float64))
 
     def _changed(self, pointer: int) -> bool:
         """Whether the tensor noted for ``pointer`` holds other values than when noted."""

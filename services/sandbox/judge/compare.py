@@ -82,6 +82,14 @@ def _chunks(
         start += r.numel()
 
 
+def equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same shape, dtype, device and values (NaN equals nothing), one chunk at a time: no
+    full-size temporary next to large outputs."""
+    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    return all(torch.equal(x, y) for _, x, y in _chunks(a, b, None))
+
+
 def _outside(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> tuple[torch.Tensor, ...]:
     c_finite, r_finite = torch.isfinite(c), torch.isfinite(r)
     # NaN/Inf never passes where the reference is finite; where the reference itself is

@@ -35,7 +35,7 @@ from services.sandbox.judge.reference import Reference, ReferenceRun, TaskFailed
 from services.sandbox.judge.stages import BadTask, Ended, NotJudged, Stop
 from services.sandbox.judge.timing import TimingStage
 from services.sandbox.judge.variants import Variant, VariantPlanner, describe_constants, finite
-from services.sandbox.judge.work import KnockOut, WorkCheck
+from services.sandbox.judge.work import KnockOut, WorkCheck, did_work
 from services.sandbox.settings import SandboxSettings, Tolerance
 from services.sandbox.shared.clock import Clock
 from services.sandbox.shared.evaluation import (
@@ -792,13 +792,7 @@ class Evaluation:
         every reference call at the task's sizes) is one (ReferenceRun.answers)."""
         answers = expected.answers if expected is not None else self.task_answers or frozenset()
         own = [launch for launch in launches if launch.own]
-        working = [
-            launch
-            for launch in own
-            if launch.programs > 0
-            and launch.stored_bytes != 0
-            and (launch.wrote in (None, "data") or launch.wrote in answers)
-        ]
+        working = [launch for launch in own if did_work(launch, answers)]
         for launch in working:
             self.kernels[launch.name] += 1
             self.programs[launch.name] += launch.programs

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from services.profiler import KernelTime, profile_calls
+from services.sandbox.judge.compare import equal
 from services.sandbox.shared.clock import Clock, GraphedCalls, TrialTiming
 from services.sandbox.shared.runner import ModelRunner, flatten_outputs, load_module
 from services.sandbox.shared.task_source import TaskSource, with_constants
@@ -51,23 +52,6 @@ class ReferenceRun:
         return sum(t.numel() * t.element_size() for t in tensors)
 
 
-# Elements compared at a time: no comparison holds a full-size temporary next to large outputs.
-_COMPARE_CHUNK = 1 << 24
-
-
-def _equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Equal shape, dtype and values, compared a chunk at a time (of the flat elements, or of
-    the first dimension where either is not contiguous)."""
-    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
-        return False
-    if a.is_contiguous() and b.is_contiguous():
-        a, b = a.reshape(-1), b.reshape(-1)
-    if a.dim() == 0:
-        return torch.equal(a, b)
-    rows = max(1, _COMPARE_CHUNK // max(1, a[0].numel()))
-    return all(torch.equal(a[i : i + rows], b[i : i + rows]) for i in range(0, a.shape[0], rows))
-
-
 def degenerate_answers(outputs: list[torch.Tensor], sources: list[torch.Tensor]) -> frozenset[Wrote]:
     """The kinds of degenerate write that ``outputs`` themselves are (ReferenceRun.answers)."""
     answers: set[Wrote] = set()
@@ -75,7 +59,7 @@ def degenerate_answers(outputs: list[torch.Tensor], sources: list[torch.Tensor])
         for output in outputs:
             if output.is_floating_point() and output.numel() > 1 and bool(output.amin() == output.amax()):
                 answers.add("constant")
-            if any(_equal(source, output) for source in sources):
+            if any(equal(source, output) for source in sources):
                 answers.add("copy")
     return frozenset(answers)
 

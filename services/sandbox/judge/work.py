@@ -73,6 +73,14 @@ class KnockOut:
         return self.kernels is None or kernel in self.kernels
 
 
+def did_work(launch: LaunchRecord, answers: frozenset[Wrote]) -> bool:
+    """Whether a launch ran programs and wrote data (unknown outside checked calls: taken as
+    data), or a copy or one-value fill that is the reference's own answer (``answers``)."""
+    return (
+        launch.programs > 0 and launch.stored_bytes != 0 and (launch.wrote in (None, "data") or launch.wrote in answers)
+    )
+
+
 class WorkCheck:
     """The proof-of-work findings of one evaluation."""
 
@@ -231,7 +239,7 @@ class WorkCheck:
         answer to the call is: ``answers``), and which writing none."""
         for launch in launches:
             if launch.own and launch.programs > 0 and launch.wrote is not None:
-                if (launch.wrote == "data" or launch.wrote in answers) and launch.stored_bytes != 0:
+                if did_work(launch, answers):
                     self.working.add(launch.name)
                 else:
                     self.idle.add(launch.name)
