@@ -56,6 +56,10 @@ def record(response: pb.EvaluateResponse, group: str, name: str, wall_seconds: f
         "queue_seconds": response.queue_seconds,
         "wall_seconds": wall_seconds,
         "stages": {pb.Stage.Name(s.stage): round(s.elapsed_seconds, 4) for s in response.stages},
+        "checks": [
+            {"description": c.description, "passed": c.passed, "seconds": round(c.elapsed_seconds, 4)}
+            for c in response.checks
+        ],
         "device": response.device_name,
     }
 

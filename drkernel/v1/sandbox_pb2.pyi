@@ -178,7 +178,7 @@ class StageResult(_message.Message):
     def __init__(self, stage: _Optional[_Union[Stage, str]] = ..., status: _Optional[_Union[StageStatus, str]] = ..., elapsed_seconds: _Optional[float] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class CorrectnessCheck(_message.Message):
-    __slots__ = ("variant", "description", "passed", "skipped", "max_abs_error", "max_rel_error", "rel_l2_error", "atol", "rtol", "message")
+    __slots__ = ("variant", "description", "passed", "skipped", "max_abs_error", "max_rel_error", "rel_l2_error", "atol", "rtol", "message", "elapsed_seconds")
     VARIANT_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     PASSED_FIELD_NUMBER: _ClassVar[int]
@@ -189,6 +189,7 @@ class CorrectnessCheck(_message.Message):
     ATOL_FIELD_NUMBER: _ClassVar[int]
     RTOL_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_SECONDS_FIELD_NUMBER: _ClassVar[int]
     variant: InputVariant
     description: str
     passed: bool
@@ -199,7 +200,8 @@ class CorrectnessCheck(_message.Message):
     atol: float
     rtol: float
     message: str
-    def __init__(self, variant: _Optional[_Union[InputVariant, str]] = ..., description: _Optional[str] = ..., passed: _Optional[bool] = ..., skipped: _Optional[bool] = ..., max_abs_error: _Optional[float] = ..., max_rel_error: _Optional[float] = ..., rel_l2_error: _Optional[float] = ..., atol: _Optional[float] = ..., rtol: _Optional[float] = ..., message: _Optional[str] = ...) -> None: ...
+    elapsed_seconds: float
+    def __init__(self, variant: _Optional[_Union[InputVariant, str]] = ..., description: _Optional[str] = ..., passed: _Optional[bool] = ..., skipped: _Optional[bool] = ..., max_abs_error: _Optional[float] = ..., max_rel_error: _Optional[float] = ..., rel_l2_error: _Optional[float] = ..., atol: _Optional[float] = ..., rtol: _Optional[float] = ..., message: _Optional[str] = ..., elapsed_seconds: _Optional[float] = ...) -> None: ...
 
 class TimingReport(_message.Message):
     __slots__ = ("valid", "invalid_reason", "reference", "candidate", "warmup_trials", "method", "calls_per_trial", "cuda_graph", "late_device_work_us")

@@ -44,6 +44,10 @@ def test_correct_kernel_passes_every_stage_and_variant(sandbox_stub):
     assert "batch_size=13" in resized.description and "dim=769" in resized.description
     dtype = next(c for c in response.checks if c.variant == pb.INPUT_VARIANT_DTYPE)
     assert dtype.description == "float16" and dtype.atol == pytest.approx(1e-2)
+    # each check says how long the judge spent on it, within the correctness stage's time
+    correctness = next(s for s in response.stages if s.stage == pb.STAGE_CORRECTNESS)
+    judged = [c.elapsed_seconds for c in response.checks if c.passed and c.variant != pb.INPUT_VARIANT_TINY]
+    assert all(seconds > 0 for seconds in judged) and sum(judged) <= correctness.elapsed_seconds
     assert [k.name for k in response.triton_kernels] == ["relu_kernel"]
     assert response.triton_kernels[0].programs > 0
     # CPU timing is reported but never valid and never yields a speedup.

@@ -330,6 +330,7 @@ class Evaluation:
         return Ended.passed("kernels compiled")
 
     def _tiny_run(self) -> Ended:
+        started = time.perf_counter()
         constants = dict(self.tiny_spec.constants)
         if self._first_failure is not None:
             where = f"tiny inputs ({describe_constants(constants)})" if constants else "the task's inputs"
@@ -343,7 +344,7 @@ class Evaluation:
         else:  # profiles that never shrink: the first run is the task's own inputs
             kind, description = InputVariant.ORIGINAL, f"task sizes, seed {self.tiny_spec.input_seed}"
         expected = self.reference_run(self.tiny_spec)
-        message = self._record_check(kind, description, self._first_run, expected, None, self.tiny_spec)
+        message = self._record_check(kind, description, self._first_run, expected, None, self.tiny_spec, started)
         if message is not None:
             raise Stop(Verdict.INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
         self.check_launches(self._first_run.result.launches, where, expected)
@@ -394,6 +395,7 @@ class Evaluation:
         before, after = self._knock_out_slots(variants)
         shown: list[str] = []
         for index, variant in enumerate(variants):
+            started = time.perf_counter()
             if variant.not_applicable:
                 self._skip(variant, variant.not_applicable)
                 skipped += 1
@@ -434,7 +436,7 @@ class Evaluation:
             if variant.kind == InputVariant.DTYPE:
                 self._check_compiles_in(variant)
             message = self._record_check(
-                variant.kind, variant.description, run, expected, variant.expected_dtypes, variant.reference
+                variant.kind, variant.description, run, expected, variant.expected_dtypes, variant.reference, started
             )
             if message is None:
                 self.check_launches(run.result.launches, where, expected)
@@ -712,8 +714,10 @@ class Evaluation:
         expected: ReferenceRun,
         expected_dtypes: Sequence[torch.dtype] | None,
         reference_spec: RunSpec,
+        started: float,
     ) -> str | None:
-        """Judges a call, records a CorrectnessCheck, returns the failure message or None."""
+        """Judges a call, records a CorrectnessCheck (with the seconds since ``started``, when
+        the check's work began), returns the failure message or None."""
         message, result, tolerance = self._judge(run, expected, expected_dtypes, reference_spec)
         self.checks.append(
             CorrectnessCheck(
@@ -726,6 +730,7 @@ class Evaluation:
                 atol=tolerance.atol,
                 rtol=tolerance.rtol,
                 message=message or "",
+                elapsed_seconds=time.perf_counter() - started,
             )
         )
         return message

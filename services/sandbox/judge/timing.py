@@ -12,7 +12,7 @@ import dataclasses
 import math
 import secrets
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import torch
@@ -28,8 +28,8 @@ from services.sandbox.wire.judge_candidate import CandidateFailed, RunSpec
 if TYPE_CHECKING:
     from services.sandbox.judge.funnel import Evaluation
 
-# Trials of each model timed alone after the interleaved trials (retime_alone).
-_ALONE_WARMUPS, _ALONE_TRIALS = 2, 7
+# Untimed trials of each model before it is timed alone (retime_alone).
+_ALONE_WARMUPS = 2
 # Timed calls spot-checked per trial besides the last, drawn after the trial.
 _SAMPLED_CALLS = 4
 _RANDOM = secrets.SystemRandom()
@@ -222,35 +222,45 @@ class TimingStage:
         trim = self.settings.timing.trim_fraction
         candidate = report.candidate  # kept if the candidate fails now: the reference is still re-timed
         try:
-            timed_alone = [
-                self.candidate.time_trial(self.evaluation.spec(inputs=8000 + trial), calls, graph=graph).stream_us
-                for trial in range(_ALONE_WARMUPS + _ALONE_TRIALS)
-            ]
-            candidate = summarize(timed_alone[_ALONE_WARMUPS:], trim)
+            candidate_us = self._alone(lambda spec: self.candidate.time_trial(spec, calls, graph=graph).stream_us, 8000)
+            candidate = summarize(candidate_us, trim)
         except CandidateFailed:
             pass
         self.candidate.close(wait_seconds=_ALONE_EXIT_WAIT_SECONDS)
         try:
-            reference_alone = [
-                self.reference.time_trial(
-                    self.evaluation.spec(inputs=9000 + trial), self.clock, calls, graph=graph
-                ).stream_us
-                for trial in range(_ALONE_WARMUPS + _ALONE_TRIALS)
-            ]
+            reference_us = self._alone(
+                lambda spec: self.reference.time_trial(spec, self.clock, calls, graph=graph).stream_us, 9000
+            )
         except torch.OutOfMemoryError:  # the candidate is gone: only other work can hold the memory
             self.report = dataclasses.replace(
                 report, method=report.method + "; not timed alone (device memory taken by other work)"
             )
             return
-        reference = summarize(reference_alone[_ALONE_WARMUPS:], trim)
+        reference = summarize(reference_us, trim)
         alone = reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
         report = dataclasses.replace(
-            report, method=report.method + f"; each also timed alone (speedup {alone:.3f}x), the lower speedup kept"
+            report,
+            method=f"{report.method}; each also timed alone (speedup {alone:.3f}x, interleaved "
+            f"{self.speedup:.3f}x), the lower speedup kept",
         )
         if alone < self.speedup:
             report = dataclasses.replace(report, reference=reference, candidate=candidate)
             self.speedup = alone
         self.report = report
+
+    def _alone(self, time_trial: Callable[[RunSpec], float], first_input: int) -> list[float]:
+        """One model's trials timed alone, after ``_ALONE_WARMUPS`` untimed ones: as many as the
+        interleaved trials need (``min_trials`` at least, until its median is ``precise``, at most
+        ``trials``), so the alone speedup is no noisier than the interleaved one."""
+        timing = self.settings.timing
+        for trial in range(_ALONE_WARMUPS):
+            time_trial(self.evaluation.spec(inputs=first_input + trial))
+        samples: list[float] = []
+        while len(samples) < timing.trials and not (
+            len(samples) >= timing.min_trials and precise(samples, timing.median_precision)
+        ):
+            samples.append(time_trial(self.evaluation.spec(inputs=first_input + _ALONE_WARMUPS + len(samples))))
+        return samples
 
     def _capture_graphs(self, spec: RunSpec, calls: int) -> bool:
         """Captures both models' calls as CUDA graphs; True only if both could be (timing the

@@ -133,6 +133,7 @@ def response_proto(result: Result) -> pb.EvaluateResponse:
                 atol=c.atol,
                 rtol=c.rtol,
                 message=c.message,
+                elapsed_seconds=c.elapsed_seconds,
             )
             for c in judgement.checks
         ],

@@ -134,6 +134,7 @@ class CorrectnessCheck:
     atol: float = 0.0
     rtol: float = 0.0
     message: str = ""
+    elapsed_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
