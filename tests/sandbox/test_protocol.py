@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from services.sandbox.wire.framing import ProtocolError, receive, receive_with_fds, send
-from services.sandbox.wire.judge_candidate import REPLY, RunResult, TensorMeta
+from services.sandbox.wire.judge_candidate import REPLY, ProfiledKernel, RunResult, TensorMeta
 from services.sandbox.wire.tensors import pack_tensors, unpack_tensors
 
 
@@ -52,6 +52,18 @@ def test_messages_round_trip_and_garbage_is_refused():
         send(left, message, b"x" * 11)
         with pytest.raises(ProtocolError, match="too large"):
             receive(right, REPLY, max_payload_bytes=10)
+
+
+def test_a_profiled_kernels_long_name_is_cut_not_refused():
+    # PyTorch's templated CUDA kernel names run to thousands of characters; refusing one made
+    # every GPU evaluation whose checked call launched such a kernel a RUNTIME_ERROR
+    name = "void at::native::elementwise_kernel<128, 4, " + "x" * 3000 + ">"
+    left, right = socket.socketpair()
+    with left, right:
+        kernel = ProfiledKernel(name=name, launches=1, time_us=2.0, own=False)
+        send(left, RunResult(outputs=[], launches=[], problems=[], tampered=[], seconds=0.1, kernels=[kernel]))
+        received, _ = receive(right, REPLY, max_payload_bytes=0)
+    assert received.kernels[0].name == name[:1024]
 
 
 def _memfd_exporter(tensor):

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import BeforeValidator, Field, TypeAdapter
 
 from services.sandbox.wire.framing import Message, Shutdown
 
@@ -159,10 +159,16 @@ class LaunchQuery(Message):
     kernel: str = Field(max_length=512)
 
 
+def _cut_to(chars: int) -> BeforeValidator:
+    """Cuts a string to ``chars`` (a bound that a legitimate value may exceed, unlike a limit)."""
+    return BeforeValidator(lambda value: value[:chars] if isinstance(value, str) else value)
+
+
 class ProfiledKernel(Message):
     """One kernel name's launches and total time over a profiled call."""
 
-    name: str = Field(max_length=1024)
+    # PyTorch's templated kernel names run to several thousand characters: cut, not refused
+    name: Annotated[str, _cut_to(1024)]
     launches: int = Field(ge=0)
     time_us: float = Field(ge=0)
     own: bool
