@@ -136,11 +136,19 @@ def profile_judged_calls(
     times: dict[str, float] = defaultdict(float)
     events = prof.events()
     if cuda:
-        judges = {e.id for e in events if e.device_type == DeviceType.CPU and _in_judge_range(e)}
+        # Device activity: kernels, memcpys, memsets. A range (record_function) shows there
+        # too, as an annotation spanning the kernels launched in it: not device work itself.
         for event in events:
-            if event.device_type == DeviceType.CUDA and getattr(event, "linked_correlation_id", 0) not in judges:
+            if event.device_type == DeviceType.CUDA and not event.is_user_annotation:
                 launches[event.name] += 1
                 times[event.name] += float(event.time_range.elapsed_us())
+        # The judge's kernels: torch.profiler attaches each to the operator that launched it.
+        for event in events:
+            if event.device_type == DeviceType.CPU and _in_judge_range(event):
+                for kernel in event.kernels:
+                    launches[kernel.name] -= 1
+                    times[kernel.name] -= float(kernel.duration)
+        times = defaultdict(float, {name: time for name, time in times.items() if launches[name] > 0})
     else:
         for event in events:
             if _costs_device_time(event):
