@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from services.sandbox.candidate import work
 from services.sandbox.candidate.work import MIN_SCALE, WorkProbe, replace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,9 +45,13 @@ def test_replaced_floats_all_move_beyond_any_tolerance_and_stay_finite(dtype: to
     assert float(moved[:128].min()) >= MIN_SCALE / 2 * 0.99
 
 
-def test_replaced_floats_move_a_sum_of_them_too() -> None:
+@pytest.mark.parametrize("chunk", [None, 1000], ids=["whole", "chunked"])
+def test_replaced_floats_move_a_sum_of_them_too(chunk: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
     """A kernel's partial sums that PyTorch adds up: the knock-out must move their total (moves
-    of random signs cancel in it and left an honest two-stage reduction judged HACKED)."""
+    of random signs cancel in it and left an honest two-stage reduction judged HACKED); also
+    when a large tensor is replaced chunk by chunk (one direction for all its chunks)."""
+    if chunk:
+        monkeypatch.setattr(work, "_CHUNK_ELEMENTS", chunk)
     partials = torch.rand(4096) * 300.0
     before = partials.clone()
     for seed in range(8):
@@ -58,7 +63,12 @@ def test_replaced_floats_move_a_sum_of_them_too() -> None:
         assert abs(float((tensor.double() - before.double()).sum())) >= 0.5 * scale * before.numel() * 0.99
 
 
-def test_replaced_integers_stay_within_their_range_and_all_change() -> None:
+@pytest.mark.parametrize("chunk", [None, 10], ids=["whole", "chunked"])
+def test_replaced_integers_stay_within_their_range_and_all_change(
+    chunk: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if chunk:
+        monkeypatch.setattr(work, "_CHUNK_ELEMENTS", chunk)
     indices = torch.arange(4).repeat(16)
     tensor = indices.clone()
     replace(tensor, _generator())
@@ -84,6 +94,9 @@ from services.sandbox.candidate.work import WorkProbe
 from services.sandbox.shared.tensor_bits import Snapshot
 
 path, device = sys.argv[1], sys.argv[2]
+if len(sys.argv) > 3:  # tiny chunks and samples: the paths that keep large tensors' work bounded
+    import services.sandbox.candidate.work as work
+    work._CHUNK_ELEMENTS, work._SAMPLE_ELEMENTS = (int(n) for n in sys.argv[3].split(","))
 if device == "cpu":
     cpu_support.install()
 monitor = InterpreterMonitor()
@@ -208,7 +221,7 @@ def adds_negligible():
 @triton.jit
 def sparse_ones_kernel(k_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(k_ptr + offs, tl.where(offs % 16 == 0, 1.005, 1.0), mask=offs < n)
+    tl.store(k_ptr + offs, tl.where(offs % 16 == 0, 1.003, 1.0), mask=offs < n)
 
 
 def perturbs_sparsely():
@@ -271,10 +284,11 @@ def written_out_of_sight():
 
 
 def overwritten_out_of_sight():
-    y = torch.empty(X.shape)
-    launch(scale_kernel, X.cpu(), y, 0.5)  # the kernel's result, on the host
-    y.numpy()[:] = X.cpu().numpy().clip(min=0)  # NumPy writes PyTorch's answer over it
-    return [y.to(X.device)]
+    y = torch.empty_like(X)
+    launch(scale_kernel, X, y, 0.5)  # the kernel's result
+    host = y.cpu()  # itself on CPU; on a GPU, PyTorch's copy of it on the host
+    host.numpy()[:] = X.cpu().numpy().clip(min=0)  # NumPy writes PyTorch's answer over it
+    return [host.to(X.device)]
 
 
 def pytorch_writes_a_few():
@@ -350,6 +364,7 @@ def expected(name):
     scope="module",
     params=[
         "cpu",
+        "cpu-chunked",
         pytest.param(
             "cuda",
             marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")],
@@ -357,17 +372,19 @@ def expected(name):
     ],
 )
 def scenarios(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    device = request.param
-    directory = tmp_path_factory.mktemp(f"work-{device}")
+    device, _, variant = request.param.partition("-")
+    directory = tmp_path_factory.mktemp(f"work-{request.param}")
     path = directory / "candidate.py"
     path.write_text(textwrap.dedent(_CANDIDATE))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORK_TEST_DEVICE": device}
+    path_before = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *path_before]), "WORK_TEST_DEVICE": device}
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
     else:
         env.pop("TRITON_INTERPRET", None)
     done = subprocess.run(
-        [sys.executable, "-c", _DRIVER, str(path), device],
+        # chunked: X's 256 elements in chunks of 100, compared at 128 drawn positions
+        [sys.executable, "-c", _DRIVER, str(path), device, *(["100,128"] if variant == "chunked" else [])],
         capture_output=True,
         text=True,
         env=env,
@@ -425,6 +442,17 @@ def test_launches_that_write_no_data_are_told_apart(scenarios: dict, scenario: s
     assert scenarios[scenario]["wrote"] == [wrote]
 
 
+def _gpu_gap(request: pytest.FixtureRequest, scenario: str) -> None:
+    """Marks a known GPU gap (strict: it fails the suite once fixed, so the mark goes too).
+    There, a result NumPy made on the host reaches the device through PyTorch's copy
+    (``.to``), and the trace takes that copy for PyTorch's own work (H200, 2026-11-26)."""
+    if request.node.callspec.params["scenarios"] == "cuda" and scenario in _HOST_RESULT_SCENARIOS:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="GPU gap: host results uploaded by .to()"))
+
+
+_HOST_RESULT_SCENARIOS = ("made_out_of_sight", "written_out_of_sight", "overwritten_out_of_sight")
+
+
 @pytest.mark.parametrize(
     ("scenario", "operator"),
     [
@@ -440,7 +468,10 @@ def test_launches_that_write_no_data_are_told_apart(scenarios: dict, scenario: s
         ("written_out_of_sight", "code out of the trace's sight (a tensor written unseen, used by"),
     ],
 )
-def test_pytorch_results_equal_to_the_output_are_reported(scenarios: dict, scenario: str, operator: str) -> None:
+def test_pytorch_results_equal_to_the_output_are_reported(
+    scenarios: dict, scenario: str, operator: str, request: pytest.FixtureRequest
+) -> None:
+    _gpu_gap(request, scenario)
     assert scenarios[scenario]["right"]
     assert any(match.startswith(operator) for match in scenarios[scenario]["matches"]), scenarios[scenario]["matches"]
 
@@ -449,9 +480,12 @@ def test_pytorch_results_equal_to_the_output_are_reported(scenarios: dict, scena
     ("scenario", "profiled"),
     [("stores_back", True), ("rescales_input", True), ("made_out_of_sight", False), ("written_out_of_sight", False)],
 )
-def test_a_match_says_whether_the_profile_counts_what_made_it(scenarios: dict, scenario: str, profiled: bool) -> None:
+def test_a_match_says_whether_the_profile_counts_what_made_it(
+    scenarios: dict, scenario: str, profiled: bool, request: pytest.FixtureRequest
+) -> None:
     """Only a PyTorch operator's result is work the profile counts (the judge then treats one
     of several outputs made by PyTorch as lazy); a tensor made out of the trace's sight is not."""
+    _gpu_gap(request, scenario)
     matches = scenarios[scenario]["matches"]
     assert matches and all(match.endswith(" (unprofiled)") != profiled for match in matches), matches
 
@@ -476,9 +510,12 @@ def test_writes_through_small_views_are_seen(scenarios: dict) -> None:
     assert run["right"] and run["unseen"] == [] and run["matches"] == []
 
 
-def test_an_output_overwritten_out_of_the_traces_sight_is_reported(scenarios: dict) -> None:
+def test_an_output_overwritten_out_of_the_traces_sight_is_reported(
+    scenarios: dict, request: pytest.FixtureRequest
+) -> None:
     """NumPy writes over what the kernel wrote: the output (on a GPU, the copy PyTorch makes
     of it) was last written where the trace cannot see."""
+    _gpu_gap(request, "overwritten_out_of_sight")
     run = scenarios["overwritten_out_of_sight"]
     assert run["right"]
     assert run["unseen"] == [0] or any(match.startswith("code out of the trace's sight") for match in run["matches"])

@@ -81,6 +81,9 @@ _abs = torch.abs
 _sum = torch.sum
 _mean = torch.mean
 _sort = torch.sort
+_take = torch.take
+_narrow = _TensorBase.narrow
+_is_contiguous = _TensorBase.is_contiguous
 _flip = torch.flip
 _masked_select = torch.masked_select
 _logical_and = torch.logical_and
@@ -105,6 +108,11 @@ MIN_SCALE = 0.25
 # rarely) leave it a copy; a float16 rounding (5e-4 of a value) stays within the tolerance.
 COPY_SHARE = 0.99
 COPY_TOLERANCE = 1e-3
+# The probe's memory stays bounded however large the task's tensors (KernelBench has 7.5 GB
+# ones): exact findings go through flat chunks of this many elements, and the rescaled-copy
+# fit looks at this many elements drawn at random positions of larger tensors.
+_CHUNK_ELEMENTS = 1 << 24
+_SAMPLE_ELEMENTS = 1 << 22
 
 
 # What a knock-out puts in place of what the kernels wrote.
@@ -176,20 +184,34 @@ class _Argument:
         return (0 if self._snapshot.unchanged(tensor) else bits.numel(tensor)), None
 
 
-def _written(tensor: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-    """The values a launch wrote into ``tensor`` (flat, float64): those ``mask`` marks changed."""
-    values = _reshape(_to(_detach(tensor), _float64), (-1,))
-    return values if mask is None else _masked_select(values, mask)
+def _chunks(tensor: torch.Tensor) -> Iterator[torch.Tensor]:
+    """``tensor`` flat (logical order) in pieces of at most _CHUNK_ELEMENTS: views of it when
+    it is contiguous (writes reach it), else pieces of one flat copy."""
+    flat = _reshape(_detach(tensor), (-1,))
+    count = bits.numel(flat)
+    for start in range(0, count, _CHUNK_ELEMENTS):
+        yield _narrow(flat, 0, start, min(_CHUNK_ELEMENTS, count - start))
 
 
 def _is_constant(tensor: torch.Tensor, count: int, mask: torch.Tensor | None) -> bool:
     """A float tensor (enough of it changed) that now holds one value: throughout, or where
     the launch changed it when it changed nearly all of it. (Which elements a launch changed
-    is information: an in-place ReLU changes only the negative elements, all to 0.)"""
+    is information: an in-place ReLU changes only the negative elements, all to 0.) Exact, by
+    value (-0.0 is 0.0; NaN is no value), chunk by chunk in the tensor's own dtype."""
     if count < MIN_ELEMENTS or not bits.is_floating_point(tensor) or bits.is_complex(tensor):
         return False
-    values = _written(tensor, mask if count >= COPY_SHARE * bits.numel(tensor) else None)
-    return bool(bits.item(_eq(_amin(values), _amax(values))))  # by value: -0.0 is 0.0; NaN is no value
+    masks = _chunks(mask) if mask is not None and count >= COPY_SHARE * bits.numel(tensor) else None
+    value: float | None = None  # the one value seen so far
+    for chunk in _chunks(tensor):
+        if masks is not None:
+            chunk = _masked_select(chunk, next(masks))
+        if not bits.numel(chunk):
+            continue
+        low, high = float(bits.item(_amin(chunk))), float(bits.item(_amax(chunk)))
+        if low != high or (value is not None and low != value):  # NaN is never equal
+            return False
+        value = low
+    return value is not None
 
 
 def _exact_source(tensor: torch.Tensor, count: int, sources: list[torch.Tensor]) -> torch.Tensor | None:
@@ -223,63 +245,107 @@ def _fits(target: torch.Tensor, source: torch.Tensor) -> bool:
 
 
 def _rescaled_source(
-    tensor: torch.Tensor, count: int, mask: torch.Tensor | None, sources: list[torch.Tensor]
+    tensor: torch.Tensor,
+    count: int,
+    mask: torch.Tensor | None,
+    sources: list[torch.Tensor],
+    generator: torch.Generator,
 ) -> torch.Tensor | None:
     """The argument of as many elements whose values a float tensor (enough of it changed)
     now holds up to a scale and a shift (module docstring): element for element where the
     launch changed it, when it changed nearly all of it (which elements it changed carries
-    no information then), or throughout in any order (the two sorted). A kernel that copies
-    part of a tensor is the trace's to see: it remembers such sources (``Listener.used``)."""
+    no information then), or throughout in any order (the two sorted). Tensors larger than
+    _SAMPLE_ELEMENTS are compared at that many positions drawn with ``generator`` (the same
+    for the tensor and each source). A kernel that copies part of a tensor is the trace's to
+    see: it remembers such sources (``Listener.used``)."""
     if count < MIN_ELEMENTS or not bits.is_floating_point(tensor) or bits.is_complex(tensor):
         return None
     size = bits.numel(tensor)
     candidates = [s for s in sources if bits.numel(s) == size and not bits.is_complex(s)]
     if not candidates:
         return None
+    positions = (
+        _randint(0, size, (_SAMPLE_ELEMENTS,), generator=generator, device=bits.device(tensor))
+        if size > _SAMPLE_ELEMENTS
+        else None
+    )
+
+    def values(t: torch.Tensor) -> torch.Tensor:  # flat, float64, at the positions if drawn
+        flat = _reshape(_detach(t), (-1,)) if positions is None else _take(_detach(t), positions)
+        return _to(flat, _float64)
+
     if count >= COPY_SHARE * size:
-        written = _written(tensor, mask)
+        changed = None if mask is None else (mask if positions is None else _take(mask, positions))
+        written = values(tensor) if changed is None else _masked_select(values(tensor), changed)
         for source in candidates:
-            if _fits(written, _written(source, mask)):
+            copied = values(source) if changed is None else _masked_select(values(source), changed)
+            if _fits(written, copied):
                 return source
-    ordered = _sort(_written(tensor, None)).values
+    ordered = _sort(values(tensor)).values
     for source in candidates:
-        values = _sort(_written(source, None)).values
-        if _fits(ordered, values) or _fits(ordered, _flip(values, (0,))):
+        sorted_source = _sort(values(source)).values
+        if _fits(ordered, sorted_source) or _fits(ordered, _flip(sorted_source, (0,))):
             return source
     return None
 
 
 def replace(tensor: torch.Tensor, generator: torch.Generator) -> None:
     """Overwrites every element of ``tensor`` with another finite value of the same kind
-    (module docstring)."""
+    (module docstring): chunk by chunk in place when it is contiguous, else whole."""
     target = _detach(tensor)
     if bits.is_complex(target):
         target = _view_as_real(target)
-    kind, shape, device = bits.dtype(target), bits.shape(target), bits.device(target)
-    if kind == _bool:
-        _copy(target, _logical_not(target))
-        return
-    values = _to(target, _float64)
-    if bits.is_floating_point(target):
-        finite = _isfinite(values)
-        written = _where(finite, values, _zeros_like(values))
-        count = int(bits.item(_count(finite)))
-        rms = float(bits.item(_sqrt(_div(_sum(_mul(written, written)), count)))) if count else 0.0
-        scale = max(rms, MIN_SCALE)
-        size = _rand(shape, generator=generator, device=device, dtype=_float64)
-        sign = -1.0 if float(bits.item(_rand((), generator=generator, device=device))) < 0.5 else 1.0
-        _copy(target, _to(_add(written, _mul(_add(size, 0.5), sign * scale)), kind))
-        return
-    low, high = int(bits.item(_amin(values))), int(bits.item(_amax(values)))
-    span = high - low + 1
-    if span <= 1:
-        return  # one value only: nothing else within the range written
-    exact = _to(target, _int64)
-    if span > 2**52:  # beyond float64's integers: flip the lowest bit instead
-        _copy(target, _to(_bitwise_xor(exact, 1), kind))
-        return
-    step = _randint(1, span, shape, generator=generator, device=device, dtype=_int64)
-    _copy(target, _to(_add(_remainder(_add(_sub(exact, low), step), span), low), kind))
+    device = bits.device(target)
+    sign = -1.0 if float(bits.item(_rand((), generator=generator, device=device))) < 0.5 else 1.0
+    move = _Move(target, sign)
+    for piece in _chunks(target) if _is_contiguous(target) else [target]:
+        move.apply(piece, generator)
+
+
+class _Move:
+    """How a knock-out moves one tensor's values, from the whole tensor (taken chunk by chunk):
+    floats all in direction ``sign`` by 0.5 to 1.5 times the root mean square of its finite
+    values (at least MIN_SCALE), integers to another value within its range, booleans flip."""
+
+    def __init__(self, target: torch.Tensor, sign: float) -> None:
+        self.kind = bits.dtype(target)
+        self.floating = bits.is_floating_point(target)
+        self.scale, self.low, self.span = 0.0, 0, 0
+        if self.kind == _bool:
+            return
+        if self.floating:
+            squares, count = 0.0, 0
+            for chunk in _chunks(target):
+                finite = _finite_or_zero(chunk)
+                squares += float(bits.item(_sum(_mul(finite, finite))))
+                count += int(bits.item(_count(_isfinite(chunk))))
+            self.scale = sign * max((squares / count) ** 0.5 if count else 0.0, MIN_SCALE)
+            return
+        self.low = min(int(bits.item(_amin(chunk))) for chunk in _chunks(target))
+        self.span = max(int(bits.item(_amax(chunk))) for chunk in _chunks(target)) - self.low + 1
+
+    def apply(self, piece: torch.Tensor, generator: torch.Generator) -> None:
+        """Moves the values of ``piece`` (the tensor, or a flat view of part of it) in place."""
+        shape, device = bits.shape(piece), bits.device(piece)
+        if self.kind == _bool:
+            _copy(piece, _logical_not(piece))
+        elif self.floating:
+            size = _rand(shape, generator=generator, device=device, dtype=_float64)
+            _copy(piece, _to(_add(_finite_or_zero(piece), _mul(_add(size, 0.5), self.scale)), self.kind))
+        elif self.span <= 1:
+            return  # one value only: nothing else within the range written
+        elif self.span > 2**52:  # beyond float64's integers: flip the lowest bit instead
+            _copy(piece, _to(_bitwise_xor(_to(piece, _int64), 1), self.kind))
+        else:
+            step = _randint(1, self.span, shape, generator=generator, device=device, dtype=_int64)
+            moved = _add(_remainder(_add(_sub(_to(piece, _int64), self.low), step), self.span), self.low)
+            _copy(piece, _to(moved, self.kind))
+
+
+def _finite_or_zero(values: torch.Tensor) -> torch.Tensor:
+    """``values`` in float64, with 0 in place of NaN and infinities."""
+    wide = _to(values, _float64)
+    return _where(_isfinite(wide), wide, _zeros_like(wide))
 
 
 class WorkProbe:
@@ -440,7 +506,7 @@ class WorkProbe:
             source = _exact_source(tensor, count, unchanged)
             work = False
             if source is None:
-                source = _rescaled_source(tensor, count, mask, unchanged)
+                source = _rescaled_source(tensor, count, mask, unchanged, self._generator_for(bits.device(tensor)))
                 work = source is not None and self._listener.worked(source)
             if source is not None:
                 copies.append((tensor, source))
