@@ -15,7 +15,7 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/env.txt"
 python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)" | tee -a "$out/env.txt"
-python3 - "$tokenizer" /tmp/model-0.5b <<'PY'
+[ -f /tmp/model-0.5b/config.json ] || python3 - "$tokenizer" /tmp/model-0.5b <<'PY'
 import sys
 import torch
 from transformers import AutoTokenizer, GenerationConfig, Qwen2Config, Qwen2ForCausalLM

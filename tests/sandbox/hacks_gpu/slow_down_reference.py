@@ -5,12 +5,15 @@ same GPU (trials are interleaved). Its own timed calls run on a quiet GPU; the r
 time-sliced against the hammer, so the measured speedup would grow. Its forward is honest.
 (An H100 run of a lighter hammer measured no gain: speedup 0.75 against the twin's 1.49, run D
 in docs/BENCHMARKS.md. This one keeps two ~ms-long kernels queued while the judge works.)
+Since the proof of work (issue 11) it is HACKED before timing: the hammer's launches from its
+thread run in checked calls without the judge being asked whether to knock them out (H200,
+2026-11-26).
 
 source: shared-GPU interference between processes (CUDA time-slicing of contexts); Wafer field guide (2026), timing attacks
 task: tasks/relu_large.py
 timing: on
-expect: no gain
-baseline: relu_large_baseline.py
+expect: HACKED
+reason: ran without the judge being asked
 """
 
 import sys
