@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 
 import pytest
 import torch
 
 from services.sandbox.wire.framing import ProtocolError, receive, receive_with_fds, send
-from services.sandbox.wire.judge_candidate import REPLY, ProfiledKernel, RunResult, TensorMeta
+from services.sandbox.wire.judge_candidate import REPLY, LaunchRecord, Problem, ProfiledKernel, RunResult, TensorMeta
 from services.sandbox.wire.tensors import pack_tensors, unpack_tensors
 
 
@@ -54,16 +55,30 @@ def test_messages_round_trip_and_garbage_is_refused():
             receive(right, REPLY, max_payload_bytes=10)
 
 
-def test_a_profiled_kernels_long_name_is_cut_not_refused():
-    # PyTorch's templated CUDA kernel names run to thousands of characters; refusing one made
-    # every GPU evaluation whose checked call launched such a kernel a RUNTIME_ERROR
+def test_what_an_honest_candidate_may_report_in_excess_is_cut_not_refused():
+    # PyTorch's templated CUDA kernel names run to thousands of characters: refusing one made
+    # every GPU evaluation whose checked call launched such a kernel a RUNTIME_ERROR; so would
+    # a long Triton kernel name, many findings or a long message
     name = "void at::native::elementwise_kernel<128, 4, " + "x" * 3000 + ">"
+    launch = LaunchRecord(name="k" * 600, own=True, programs=1)
+    result = RunResult(
+        outputs=[],
+        launches=[launch] * 3,
+        problems=[Problem(severity="hack", message="m" * 3000)] * 65,
+        tampered=["patched"] * 65,
+        seconds=0.1,
+        kernels=[ProfiledKernel(name=name, launches=1, time_us=2.0, own=False)],
+    )
     left, right = socket.socketpair()
     with left, right:
-        kernel = ProfiledKernel(name=name, launches=1, time_us=2.0, own=False)
-        send(left, RunResult(outputs=[], launches=[], problems=[], tampered=[], seconds=0.1, kernels=[kernel]))
+        sender = threading.Thread(target=send, args=(left, result))  # more than a socket buffer holds
+        sender.start()
         received, _ = receive(right, REPLY, max_payload_bytes=0)
+        sender.join()
     assert received.kernels[0].name == name[:1024]
+    assert received.launches[0].name == "k" * 512
+    assert len(received.problems) == 64 and received.problems[0].message == "m" * 2000
+    assert len(received.tampered) == 64
 
 
 def _memfd_exporter(tensor):

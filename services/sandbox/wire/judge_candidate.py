@@ -138,12 +138,20 @@ class TensorMeta(Message):
 Wrote = Literal["data", "nothing", "constant", "copy"]
 
 
+def _cut_to(length: int) -> BeforeValidator:
+    """Cuts a string or a list to ``length``: for what the candidate's process reports in
+    bounded amounts that an honest candidate may exceed (a long kernel name, many findings or
+    outputs), where refusing the reply would make its verdict a RUNTIME_ERROR. Limits that
+    only a broken or hostile peer exceeds stay refusals."""
+    return BeforeValidator(lambda value: value[:length] if isinstance(value, (str, list)) else value)
+
+
 class LaunchRecord(Message):
     """A Triton launch that ran to the end; ``stored_bytes`` is known for interpreted
     launches, ``stream`` (the raw CUDA stream) for compiled ones, ``wrote`` for own
     launches in checked calls."""
 
-    name: str = Field(max_length=512)
+    name: Annotated[str, _cut_to(512)]
     own: bool
     programs: int = Field(ge=0)
     stored_bytes: int | None = Field(None, ge=0)
@@ -156,12 +164,7 @@ class LaunchQuery(Message):
     candidate's own kernels: the judge answers with a KnockOutOrder."""
 
     kind: Literal["launch_query"] = "launch_query"
-    kernel: str = Field(max_length=512)
-
-
-def _cut_to(chars: int) -> BeforeValidator:
-    """Cuts a string to ``chars`` (a bound that a legitimate value may exceed, unlike a limit)."""
-    return BeforeValidator(lambda value: value[:chars] if isinstance(value, str) else value)
+    kernel: Annotated[str, _cut_to(512)]
 
 
 class ProfiledKernel(Message):
@@ -213,7 +216,7 @@ class Problem(Message):
     VERDICT_HACKED, ``incorrect`` ones VERDICT_INCORRECT."""
 
     severity: Literal["hack", "incorrect"]
-    message: str = Field(max_length=2000)
+    message: Annotated[str, _cut_to(2000)]
 
 
 class RunResult(Message):
@@ -222,15 +225,15 @@ class RunResult(Message):
     kind: Literal["run_result"] = "run_result"
     outputs: list[TensorMeta] = Field(max_length=1024)
     launches: list[LaunchRecord] = Field(max_length=100_000)
-    problems: list[Problem] = Field(max_length=64)
-    tampered: list[str] = Field(max_length=64)
+    problems: Annotated[list[Problem], _cut_to(64)]
+    tampered: Annotated[list[str], _cut_to(64)]
     seconds: float
     # tensors whose kernel-written elements a knock-out call replaced (0 otherwise)
     overwritten: int = Field(0, ge=0)
     # the call's profile (when the evaluation profiles its checked calls)
     kernels: list[ProfiledKernel] = Field(default_factory=list, max_length=10_000)
     # tensors PyTorch computed without the candidate's kernels that equal an output
-    pytorch_matches: list[PyTorchMatch] = Field(default_factory=list, max_length=64)
+    pytorch_matches: Annotated[list[PyTorchMatch], _cut_to(64)] = Field(default_factory=list)
     # outputs that neither its kernels nor any operator of forward wrote (candidate/trace.py)
     unseen_outputs: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1024)
     # strides of each output as forward returned it (the payload is always contiguous)
@@ -262,7 +265,7 @@ class TrialResult(Message):
     stream_us: float
     late_us: float = Field(ge=0)
     launches: list[LaunchRecord] = Field(max_length=100_000)
-    tampered: list[str] = Field(max_length=64)
+    tampered: Annotated[list[str], _cut_to(64)]
 
 
 class SampleResult(Message):
@@ -279,7 +282,7 @@ class GraphCaptured(Message):
     """Outcome of CaptureGraph: ``error`` says why capture failed (eager timing then)."""
 
     kind: Literal["graph_captured"] = "graph_captured"
-    error: str = Field("", max_length=2000)
+    error: Annotated[str, _cut_to(2000)] = ""
     launches: list[LaunchRecord] = Field(max_length=100_000)
 
 
