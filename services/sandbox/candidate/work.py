@@ -71,6 +71,7 @@ _count = torch.count_nonzero
 _all = torch.all
 _amin = torch.amin
 _amax = torch.amax
+_aminmax = torch.aminmax
 _remainder = torch.remainder
 _add = torch.add
 _sub = torch.sub
@@ -271,16 +272,18 @@ def _rescaled_source(
         flat = _reshape(_detach(t), (-1,)) if positions is None else _take(_detach(t), positions)
         return _to(flat, _float64)
 
+    target = values(tensor)
+    sampled = {id(source): values(source) for source in candidates}
     if count >= COPY_SHARE * size:
         changed = None if mask is None else (mask if positions is None else _take(mask, positions))
-        written = values(tensor) if changed is None else _masked_select(values(tensor), changed)
+        written = target if changed is None else _masked_select(target, changed)
         for source in candidates:
-            copied = values(source) if changed is None else _masked_select(values(source), changed)
+            copied = sampled[id(source)] if changed is None else _masked_select(sampled[id(source)], changed)
             if _fits(written, copied):
                 return source
-    ordered = _sort(values(tensor)).values
+    ordered = _sort(target).values
     for source in candidates:
-        sorted_source = _sort(values(source)).values
+        sorted_source = _sort(sampled[id(source)]).values
         if _fits(ordered, sorted_source) or _fits(ordered, _flip(sorted_source, (0,))):
             return source
     return None
@@ -318,8 +321,10 @@ class _Move:
                 count += int(bits.item(_count(_isfinite(chunk))))
             self.scale = sign * max((squares / count) ** 0.5 if count else 0.0, MIN_SCALE)
             return
-        self.low = min(int(bits.item(_amin(chunk))) for chunk in _chunks(target))
-        self.span = max(int(bits.item(_amax(chunk))) for chunk in _chunks(target)) - self.low + 1
+        extremes = [(int(bits.item(low)), int(bits.item(high))) for low, high in map(_aminmax, _chunks(target))]
+        if extremes:
+            self.low = min(low for low, _ in extremes)
+            self.span = max(high for _, high in extremes) - self.low + 1
 
     def apply(self, piece: torch.Tensor, generator: torch.Generator) -> None:
         """Moves the values of ``piece`` (the tensor, or a flat view of part of it) in place."""
