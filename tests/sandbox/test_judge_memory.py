@@ -73,7 +73,7 @@ def result(*shapes: tuple[int, ...]) -> RunResult:
 @pytest.fixture
 def pair() -> Iterator[tuple[CandidateClient, socket.socket]]:
     judge_side, candidate_side = socket.socketpair()
-    yield CandidateClient(judge_side, 32 * 2**30, torch.device("cpu")), candidate_side
+    yield CandidateClient(judge_side, 32 * 2**30, torch.device("cpu"), end_sandbox=lambda: None), candidate_side
     judge_side.close()
     candidate_side.close()
 

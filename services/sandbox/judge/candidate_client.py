@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import socket
@@ -73,8 +74,11 @@ class CandidateClient:
     """Calls into the candidate's process; every reply is validated before use, and a reply's
     payload is held only when it is no larger than what the caller expects."""
 
-    def __init__(self, sock: socket.socket, max_output_bytes: int, device: torch.device) -> None:
+    def __init__(
+        self, sock: socket.socket, max_output_bytes: int, device: torch.device, end_sandbox: Callable[[], None]
+    ) -> None:
         self._sock = sock
+        self._end_sandbox = end_sandbox
         self._max_output_bytes = max_output_bytes
         self._device = device
 
@@ -269,21 +273,19 @@ class CandidateClient:
         assert isinstance(reply, SampleResult)
         return self._tensors(reply.samples, size, [], None, []), set(reply.superseded)
 
-    def close(self, wait_seconds: float = 0.0) -> None:
-        """Asks the process to exit and hangs up (the server kills it regardless). With
-        ``wait_seconds``, first waits up to that long for the process to be gone (its end of
-        the socket closes when it exits)."""
+    def close(self) -> None:
+        """Asks the process to exit and hangs up (the server kills it regardless)."""
         if self._sock.fileno() < 0:
             return
-        try:
+        with contextlib.suppress(OSError):
             send(self._sock, Shutdown())
-            if wait_seconds > 0:
-                self._sock.settimeout(wait_seconds)
-                while self._sock.recv(65536):
-                    pass
-        except OSError:
-            pass
         self._sock.close()
+
+    def end(self) -> None:
+        """Hangs up and has the candidate's whole sandbox killed, waiting until it is: nothing
+        it started (a thread, a process it spawned, a socket it kept) is left on the device."""
+        self.close()
+        self._end_sandbox()
 
 
 def _announced(metas: Sequence[TensorMeta]) -> list[torch.Tensor]:

@@ -223,7 +223,7 @@ class Evaluation:
             if ended.status == StageStatus.PASSED:
                 furthest = stage
         if verdict == Verdict.CORRECT and self.timing.report is not None and self.timing.report.valid:
-            self.timing.retime_alone()
+            verdict, error = self._time_alone(stages)
         self.reference.release_graph()
         return Judgement(
             request_id=self.request.request_id,
@@ -246,6 +246,25 @@ class Evaluation:
         )
 
     # Stages ---------------------------------------------------------------------------------
+
+    def _time_alone(self, stages: list[StageResult]) -> tuple[Verdict, str]:
+        """The timing stage's last step, once every stage has passed, since it ends the
+        candidate's process (TimingStage.retime_alone); its seconds and any finding go to the
+        timing stage's result. The verdict and error after it."""
+        started = time.perf_counter()
+        index = next(i for i, result in enumerate(stages) if result.stage == Stage.TIMING)
+        timed = stages[index]
+        try:
+            self.timing.retime_alone()
+        except Stop as stop:
+            detail = (stop.error.splitlines() or [""])[0][:300]
+            timed = StageResult(Stage.TIMING, StageStatus.FAILED, timed.elapsed_seconds, detail)
+            verdict, error = stop.verdict, stop.error
+        else:
+            verdict, error = Verdict.CORRECT, ""
+        seconds = timed.elapsed_seconds + time.perf_counter() - started
+        stages[index] = dataclasses.replace(timed, elapsed_seconds=seconds)
+        return verdict, error
 
     def _syntax(self) -> Ended:
         problem = syntax_error(self.request.candidate_source)

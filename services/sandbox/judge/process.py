@@ -22,8 +22,17 @@ from services.sandbox.settings import SandboxSettings
 from services.sandbox.shared.clock import Clock
 from services.sandbox.shared.evaluation import EvaluationRequest, Judgement
 from services.sandbox.shared.task_source import parse_task
-from services.sandbox.wire.framing import Shutdown, receive_with_fds, send
-from services.sandbox.wire.server_judge import JSON_EXPANSION, JUDGE_COMMAND, JUDGEMENT, REQUEST, JobDone, JudgeReady
+from services.sandbox.wire.framing import Shutdown, receive, receive_with_fds, send
+from services.sandbox.wire.server_judge import (
+    CANDIDATE_ENDED,
+    JSON_EXPANSION,
+    JUDGE_COMMAND,
+    JUDGEMENT,
+    REQUEST,
+    EndCandidate,
+    JobDone,
+    JudgeReady,
+)
 
 _REFERENCES_KEPT = 8
 
@@ -31,8 +40,9 @@ _REFERENCES_KEPT = 8
 class Judge:
     """Evaluates jobs one after another."""
 
-    def __init__(self, settings: SandboxSettings, device: torch.device, scratch: Path) -> None:
+    def __init__(self, settings: SandboxSettings, device: torch.device, scratch: Path, control: socket.socket) -> None:
         self.settings = settings
+        self.control = control
         self.device = device
         self.module_dir = scratch / "modules"
         self.module_dir.mkdir(exist_ok=True)
@@ -54,7 +64,7 @@ class Judge:
     def evaluate(self, request: EvaluationRequest, candidate_socket: socket.socket) -> tuple[JobDone, Judgement | None]:
         """Judges one request: the JobDone and, when judged, the judgement that travels as its
         payload."""
-        client = CandidateClient(candidate_socket, self.settings.max_output_bytes, self.device)
+        client = CandidateClient(candidate_socket, self.settings.max_output_bytes, self.device, self._end_sandbox)
         try:
             reference = self._reference(request.reference_source)
             evaluation = Evaluation(request, reference.task, reference, client, self.settings, self.device, self.clock)
@@ -67,6 +77,11 @@ class Judge:
             client.close()
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()  # give the next candidate the memory this one used
+
+    def _end_sandbox(self) -> None:
+        """Has the server kill the current candidate's sandbox, and waits until it has."""
+        send(self.control, EndCandidate())
+        receive(self.control, CANDIDATE_ENDED, 0)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -93,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         torch.set_num_threads(1)
         device_name = "cpu"
-    judge = Judge(settings, device, Path.cwd())
+    judge = Judge(settings, device, Path.cwd(), control)
     send(control, JudgeReady(device_name=device_name))
     max_request = 2 * JSON_EXPANSION * settings.max_source_bytes + 2**20
     while True:

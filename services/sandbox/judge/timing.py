@@ -2,8 +2,8 @@
 
 The judge times the reference and the candidate's process times the candidate, trial by trial,
 interleaved on one device (shared/clock.py), with spot checks of what timed calls returned;
-launch-bound models are replayed from CUDA graphs; a correct candidate is timed once more with
-each model alone, and the lower speedup counts.
+launch-bound models are replayed from CUDA graphs; a correct candidate is then timed once more
+with each model alone, checked the same way, and that speedup counts (retime_alone).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import dataclasses
 import math
 import secrets
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import torch
 
-from services.sandbox.judge.candidate_client import JudgeOutOfMemory
+from services.sandbox.judge.candidate_client import CandidateLost, JudgeOutOfMemory
 from services.sandbox.judge.compare import compare_outputs
 from services.sandbox.judge.memory import is_out_of_memory
 from services.sandbox.judge.stages import Ended, NotJudged, Stop
@@ -33,7 +33,6 @@ _ALONE_WARMUPS = 2
 # Timed calls spot-checked per trial besides the last, drawn after the trial.
 _SAMPLED_CALLS = 4
 _RANDOM = secrets.SystemRandom()
-_ALONE_EXIT_WAIT_SECONDS = 2.0
 
 
 def summarize(samples_us: Sequence[float], trim_fraction: float) -> RuntimeStats:
@@ -87,10 +86,10 @@ class TimingStage:
         cuda = self.device.type == "cuda"
         trials = (self.request.options.timing_trials or timing.trials) if cuda else timing.cpu_trials
         warmups = (self.request.options.warmup_trials or timing.warmup_trials) if cuda else 0
-        speedup = self._retried_round(trials, warmups, first_input=1000)
+        speedup = self._retried_round(trials, warmups)
         if cuda and speedup > timing.recheck_speedup_above:
             first = self.report
-            again = self._retried_round(trials, warmups, first_input=5000)
+            again = self._retried_round(trials, warmups)
             if again > speedup:
                 self.report = first
             speedup = min(speedup, again)
@@ -112,13 +111,13 @@ class TimingStage:
         self.speedup = speedup
         return Ended.passed(f"speedup {speedup:.3f}x over {trials} interleaved trials ({replay})")
 
-    def _retried_round(self, trials: int, warmups: int, first_input: int) -> float:
+    def _retried_round(self, trials: int, warmups: int) -> float:
         """A timing round; one that runs out of device memory (the candidate passed every
         check at these sizes, so the memory is taken by other work or by timing's own fresh
         inputs) is run again once the judge has freed its caches and graph, then not judged."""
         for attempt in (1, 2):
             try:
-                return self._round(trials, warmups, first_input)
+                return self._round(trials, warmups)
             except JudgeOutOfMemory as error:
                 if attempt == 2:
                     raise NotJudged(
@@ -128,7 +127,7 @@ class TimingStage:
                 self.reference.drop_cache()
         raise AssertionError("unreachable")
 
-    def _round(self, trials: int, warmups: int, first_input: int) -> float:
+    def _round(self, trials: int, warmups: int) -> float:
         timing = self.settings.timing
         cuda = self.device.type == "cuda"
         ref_us: list[float] = []
@@ -139,7 +138,7 @@ class TimingStage:
         fastest = math.inf
         trial = 0
         while trial < warmups + trials:
-            spec = self.evaluation.spec(inputs=first_input + trial)
+            spec = self.evaluation.spec(inputs=_fresh_inputs())
             order = (True, False) if trial % 2 == 0 else (False, True)
             for is_reference in order:
                 if is_reference:
@@ -159,7 +158,7 @@ class TimingStage:
                     if not graph:  # a replayed graph launches nothing from Python: its capture was checked
                         self.evaluation.check_launches(result.launches, f"timed run {trial}")
                     cand_stream, cand_late = result.stream_us, result.late_us
-            self._check_timed_results(trial, timed.outputs)
+            self._check_sample(f"timed run {trial}", self._sample_candidate(len(timed.outputs)), timed.outputs)
             self.evidence.stop_if_any()
             if trial < warmups and trial >= 2 and min(ref_stream, cand_stream) * calls > timing.long_call_us:
                 warmups = trial + 1  # long calls: three warm-ups are plenty, the rest would only cost
@@ -194,72 +193,99 @@ class TimingStage:
             self.report or TimingReport(), calls_per_trial=calls, warmup_trials=warmups, cuda_graph=graph
         )
         if cuda:
-            late = statistics.median(late_us)
-            self.report = dataclasses.replace(self.report, late_device_work_us=late)
-            if late > timing.side_stream_slack_us:
-                self.evidence.stop(
-                    f"device work it started was still running {late:.1f} us (median) after "
-                    "forward returned and the timed stream had finished "
-                    "(hidden on another stream, outside the timed region)"
-                )
+            self.report = dataclasses.replace(self.report, late_device_work_us=statistics.median(late_us))
+            self._check_late(late_us)
         reference, candidate = summarize(ref_us, timing.trim_fraction), summarize(cand_us, timing.trim_fraction)
         self.report = dataclasses.replace(self.report, reference=reference, candidate=candidate)
         return reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
 
     def retime_alone(self) -> None:
-        """Times both models once more, each with nothing of the other running, and keeps the
-        lower of the interleaved and the alone speedup. While the two interleave, the
-        candidate's process is alive between its calls, and a thread of it can keep the GPU
-        busy exactly while the reference is timed (contexts time-slice): a slowed reference
-        would inflate the speedup. So the candidate is timed alone (the judge idle), then the
-        reference alone once the candidate's process has exited. Both alone, so that whatever
-        else the GPU or host did meanwhile does not favour one side: keeping only a quieter
-        reference median made launch-bound speedups bimodal. Cheating in the alone phase buys
-        nothing (only the lower speedup counts); an honest candidate loses only noise."""
+        """Times both models once more, each with nothing of the other on the device, and keeps
+        this speedup. While the two interleave, the candidate's process is alive between its
+        calls, and a thread of it can keep the GPU busy exactly while the reference is timed
+        (contexts time-slice), inflating the speedup; and an honest launch-bound candidate's
+        interleaved speedup is bimodal (the reference's median shifts with the other context's
+        state). So the candidate is timed alone (the judge idle), checked trial by trial as in
+        the interleaved trials (launches, tampering, late device work, results spot-checked at
+        positions drawn after each trial), then its whole sandbox is ended by the server, and
+        the reference is timed alone on the same inputs, which also gives the values the
+        candidate's samples are compared with. A candidate that fails while timed alone keeps
+        its interleaved timing against the reference timed alone, the lower speedup kept."""
         report = self.report
         assert report is not None and report.candidate is not None  # only a valid timing is re-timed
         calls, graph = report.calls_per_trial, report.cuda_graph
-        trim = self.settings.timing.trim_fraction
-        candidate = report.candidate  # kept if the candidate fails now: the reference is still re-timed
+        timing = self.settings.timing
+        inputs = [_fresh_inputs() for _ in range(_ALONE_WARMUPS + timing.trials)]
         try:
-            candidate_us = self._alone(lambda spec: self.candidate.time_trial(spec, calls, graph=graph).stream_us, 8000)
-            candidate = summarize(candidate_us, trim)
-        except CandidateFailed:
-            pass
-        self.candidate.close(wait_seconds=_ALONE_EXIT_WAIT_SECONDS)
+            trials = self._candidate_alone(inputs, calls, graph)
+        except (CandidateFailed, CandidateLost):
+            trials = []
+        self.candidate.end()
         try:
-            reference_us = self._alone(
-                lambda spec: self.reference.time_trial(spec, self.clock, calls, graph=graph).stream_us, 9000
-            )
+            reference_us = self._reference_alone(inputs, calls, graph, trials)
         except torch.OutOfMemoryError:  # the candidate is gone: only other work can hold the memory
             self.report = dataclasses.replace(
                 report, method=report.method + "; not timed alone (device memory taken by other work)"
             )
             return
+        self.evidence.stop_if_any()
+        trim = timing.trim_fraction
         reference = summarize(reference_us, trim)
+        candidate = summarize([t.stream_us for t in trials], trim) if trials else report.candidate
         alone = reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
-        report = dataclasses.replace(
+        kept = alone if trials else min(alone, self.speedup)
+        self.report = dataclasses.replace(
             report,
-            method=f"{report.method}; each also timed alone (speedup {alone:.3f}x, interleaved "
-            f"{self.speedup:.3f}x), the lower speedup kept",
+            reference=reference,
+            candidate=candidate,
+            method=f"{report.method}; then each timed alone, the candidate checked as in the interleaved trials "
+            f"(speedup alone {alone:.3f}x, interleaved {self.speedup:.3f}x), the alone speedup kept"
+            if trials
+            else f"{report.method}; the candidate failed while timed alone: its interleaved timing against the "
+            f"reference timed alone ({alone:.3f}x, interleaved {self.speedup:.3f}x), the lower speedup kept",
         )
-        if alone < self.speedup:
-            report = dataclasses.replace(report, reference=reference, candidate=candidate)
-            self.speedup = alone
-        self.report = report
+        self.speedup = kept
 
-    def _alone(self, time_trial: Callable[[RunSpec], float], first_input: int) -> list[float]:
-        """One model's trials timed alone, after ``_ALONE_WARMUPS`` untimed ones: as many as the
-        interleaved trials need (``min_trials`` at least, until its median is ``precise``, at most
-        ``trials``), so the alone speedup is no noisier than the interleaved one."""
+    def _candidate_alone(self, inputs: Sequence[int], calls: int, graph: bool) -> list[_TimedAlone]:
+        """The candidate's trials timed alone after ``_ALONE_WARMUPS`` untimed ones (on
+        ``inputs`` in order): at least ``min_trials``, until its median is ``precise``, at most
+        ``trials``; each checked as an interleaved trial is, its spot-check values kept."""
         timing = self.settings.timing
-        for trial in range(_ALONE_WARMUPS):
-            time_trial(self.evaluation.spec(inputs=first_input + trial))
-        samples: list[float] = []
-        while len(samples) < timing.trials and not (
-            len(samples) >= timing.min_trials and precise(samples, timing.median_precision)
+        for index in range(_ALONE_WARMUPS):
+            self.candidate.time_trial(self.evaluation.spec(inputs=inputs[index]), calls, graph=graph)
+        trials: list[_TimedAlone] = []
+        while len(trials) < timing.trials and not (
+            len(trials) >= timing.min_trials and precise([t.stream_us for t in trials], timing.median_precision)
         ):
-            samples.append(time_trial(self.evaluation.spec(inputs=first_input + _ALONE_WARMUPS + len(samples))))
+            index = _ALONE_WARMUPS + len(trials)
+            result = self.candidate.time_trial(self.evaluation.spec(inputs=inputs[index]), calls, graph=graph)
+            self.evaluation.check_tampering(result.tampered)
+            if not graph:
+                self.evaluation.check_launches(result.launches, f"trial {len(trials)} timed alone")
+            trials.append(_TimedAlone(result.stream_us, result.late_us, self._sample_candidate(calls)))
+        self._check_late([t.late_us for t in trials])
+        self.evidence.stop_if_any()
+        return trials
+
+    def _reference_alone(
+        self, inputs: Sequence[int], calls: int, graph: bool, candidate: Sequence[_TimedAlone]
+    ) -> list[float]:
+        """The reference's trials timed alone on the candidate's inputs, as many as the
+        candidate's at least (each of its samples is compared with the reference's values on
+        the same inputs) and until the median is ``precise``."""
+        timing = self.settings.timing
+        for index in range(_ALONE_WARMUPS):
+            self.reference.time_trial(self.evaluation.spec(inputs=inputs[index]), self.clock, calls, graph=graph)
+        samples: list[float] = []
+        while len(samples) < timing.trials and (
+            len(samples) < max(timing.min_trials, len(candidate)) or not precise(samples, timing.median_precision)
+        ):
+            index = len(samples)
+            spec = self.evaluation.spec(inputs=inputs[_ALONE_WARMUPS + index])
+            timed = self.reference.time_trial(spec, self.clock, calls, graph=graph)
+            if index < len(candidate):
+                self._check_sample(f"trial {index} timed alone", candidate[index].sample, timed.outputs)
+            samples.append(timed.stream_us)
         return samples
 
     def _capture_graphs(self, spec: RunSpec, calls: int) -> bool:
@@ -272,26 +298,68 @@ class TimingStage:
         self.evidence.stop_if_any()
         return not self.reference.capture_graph(spec, calls)
 
-    def _check_timed_results(self, trial: int, reference_calls: list[list[torch.Tensor]]) -> None:
-        """Spot-checks what timed calls returned, at positions and calls drawn only now: the
-        last call and a few others at random. Outputs that a later call of the trial
-        overwrote (a reused buffer) are left out, never the last call's."""
+    def _sample_candidate(self, count: int) -> _Sample:
+        """The candidate's values from its last timed trial, at the last call and a few others
+        drawn at random, at positions drawn only now."""
         seed = secrets.randbits(62)
-        count = len(reference_calls)
         chosen = sorted({count - 1, *_RANDOM.sample(range(count), min(count, _SAMPLED_CALLS))})
         got, superseded = self.candidate.sample(seed, chosen)
-        superseded -= set(
+        return _Sample(seed, chosen, got, superseded)
+
+    def _check_sample(self, where: str, sample: _Sample, reference_calls: list[list[torch.Tensor]]) -> None:
+        """Compares a candidate's sampled values with the reference's calls on the same inputs.
+        Outputs that a later call of the trial overwrote (a reused buffer) are left out, never
+        the last call's."""
+        chosen = sample.calls
+        superseded = sample.superseded - set(
             range(sum(len(reference_calls[i]) for i in chosen[:-1]), sum(len(reference_calls[i]) for i in chosen))
         )
         want = [
             value
-            for position, value in enumerate(v for i in chosen for v in sample_values(reference_calls[i], seed))
+            for position, value in enumerate(v for i in chosen for v in sample_values(reference_calls[i], sample.seed))
             if position not in superseded
         ]
         dtypes = [t.dtype for t in want]
         floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
-        if not compare_outputs(got, want, dtypes, self.evaluation.tolerance(floating)).passed:
+        if not compare_outputs(sample.got, want, dtypes, self.evaluation.tolerance(floating)).passed:
             self.evidence.add(
-                f"timed run {trial} returned a different result than the reference on the same fresh "
+                f"{where} returned a different result than the reference on the same fresh "
                 "inputs (outputs cached, stale or computed differently while timed)"
             )
+
+    def _check_late(self, late_us: Sequence[float]) -> None:
+        """Device work the candidate started that kept running after its timed stream finished
+        (median over the trials) is work hidden outside the timed region."""
+        late = statistics.median(late_us)
+        if late > self.settings.timing.side_stream_slack_us:
+            self.evidence.stop(
+                f"device work it started was still running {late:.1f} us (median) after "
+                "forward returned and the timed stream had finished "
+                "(hidden on another stream, outside the timed region)"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sample:
+    """A timed trial's spot check: the seed of the positions, the calls drawn, the candidate's
+    values there, and its outputs left out as superseded (call-major)."""
+
+    seed: int
+    calls: list[int]
+    got: list[torch.Tensor]
+    superseded: set[int]
+
+
+@dataclasses.dataclass(frozen=True)
+class _TimedAlone:
+    """One trial of the candidate timed alone."""
+
+    stream_us: float
+    late_us: float
+    sample: _Sample
+
+
+def _fresh_inputs() -> int:
+    """An input index drawn at random for a timed trial: the candidate cannot foresee the
+    inputs of its next trials (nor meet those of a checked call) to compute them ahead."""
+    return _RANDOM.randrange(1 << 20, 1 << 40)

@@ -35,7 +35,16 @@ from services.sandbox.server.verdict import Ending, ProcessOutcome, Result, comb
 from services.sandbox.settings import SandboxSettings
 from services.sandbox.shared.evaluation import Device, EvaluationRequest, Judgement
 from services.sandbox.wire.framing import ProtocolError, Shutdown, receive, send
-from services.sandbox.wire.server_judge import JUDGE_REPLY, JUDGEMENT, REQUEST, Job, JobDone, JudgeReady
+from services.sandbox.wire.server_judge import (
+    JUDGE_REPLY,
+    JUDGEMENT,
+    REQUEST,
+    CandidateEnded,
+    EndCandidate,
+    Job,
+    JobDone,
+    JudgeReady,
+)
 
 log = get_logger(__name__)
 
@@ -134,10 +143,9 @@ class WorkerStatus:
     evaluations: int
 
 
-def _receive_judgement(sock: socket.socket, max_reply_bytes: int) -> tuple[JobDone, Judgement | None]:
+def _judgement_of(message: JudgeReady | JobDone | EndCandidate, payload: bytearray) -> tuple[JobDone, Judgement | None]:
     """The judge's answer to a job, validated: JobDone, and the judgement unless there is none
     (a bad task, or not judged). ProtocolError for anything else."""
-    message, payload = receive(sock, JUDGE_REPLY, max_reply_bytes)
     if not isinstance(message, JobDone):
         raise ProtocolError(f"expected job_done, got {message}")
     if message.bad_task or message.not_judged:
@@ -401,7 +409,7 @@ class Worker:
         """The judge's judgement (an empty one when a timed-out judge did not answer) and how
         the candidate's process ended: within the limit, killed at it, or dead on its own."""
         reply: asyncio.Future[tuple[JobDone, Judgement | None]] = asyncio.ensure_future(
-            asyncio.to_thread(_receive_judgement, judge.sock, self.settings.max_output_bytes)
+            self._judge_reply(judge, candidate)
         )
         # Read here or below; when this call is cancelled (Ctrl-C, shutdown) and the judge then
         # dies, nobody else would, and asyncio would print the error's traceback.
@@ -435,6 +443,17 @@ class Worker:
         if judgement.candidate_lost:
             return judgement, await self._explain_death(candidate)
         return judgement, ProcessOutcome(Ending.FINISHED)
+
+    async def _judge_reply(self, judge: _Process, candidate: _Process) -> tuple[JobDone, Judgement | None]:
+        """The judge's answer to a job. Before it, the judge may ask for the candidate's sandbox
+        to be ended (to time the reference with nothing of the candidate left): it is killed,
+        and the judge told so once it is gone."""
+        while True:
+            message, payload = await asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, self.settings.max_output_bytes)
+            if not isinstance(message, EndCandidate):
+                return _judgement_of(message, payload)
+            await candidate.kill()
+            await asyncio.to_thread(send, judge.sock, CandidateEnded())
 
     async def _explain_death(self, candidate: _Process) -> ProcessOutcome:
         CANDIDATE_DEATHS.labels(self.kind).inc()

@@ -39,7 +39,21 @@ class JobDone(Message):
     not_judged: str = ""
 
 
+class EndCandidate(Message):
+    """From the judge during a job: kill the candidate's sandbox now, with everything in it,
+    and answer CandidateEnded once it is gone (the judge then times the reference alone)."""
+
+    kind: Literal["end_candidate"] = "end_candidate"
+
+
+class CandidateEnded(Message):
+    """The candidate's sandbox of the current job is gone."""
+
+    kind: Literal["candidate_ended"] = "candidate_ended"
+
+
 JUDGE_COMMAND = TypeAdapter(Annotated[Job | Shutdown, Field(discriminator="kind")])
-JUDGE_REPLY = TypeAdapter(Annotated[JudgeReady | JobDone, Field(discriminator="kind")])
+JUDGE_REPLY = TypeAdapter(Annotated[JudgeReady | JobDone | EndCandidate, Field(discriminator="kind")])
+CANDIDATE_ENDED = TypeAdapter(CandidateEnded)
 REQUEST = TypeAdapter(EvaluationRequest)
 JUDGEMENT = TypeAdapter(Judgement)

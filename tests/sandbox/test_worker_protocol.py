@@ -1,0 +1,57 @@
+"""The judge may have the candidate's sandbox ended in the middle of a job (to time the
+reference with nothing of the candidate left on the device): the worker kills it, with all it
+started, before it answers."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from pathlib import Path
+
+import torch
+
+from services.sandbox.judge.process import Judge
+from services.sandbox.server.isolation import Launcher
+from services.sandbox.server.worker import Worker, _Process
+from services.sandbox.settings import IsolationSettings, SandboxSettings
+from services.sandbox.wire.framing import send
+from services.sandbox.wire.server_judge import JobDone
+
+
+def test_the_candidate_is_gone_when_the_judge_is_told_it_ended(tmp_path: Path) -> None:
+    settings = SandboxSettings(
+        work_dir=tmp_path / "work",
+        warm_candidates=1,
+        isolation=IsolationSettings(uid_lock_dir=tmp_path / "uids", uid_base=70600),
+    )
+    worker = Worker(0, "cpu", settings, Launcher(settings.isolation), tmp_path / "run")
+    judge_side, worker_side = socket.socketpair()
+    judge = Judge(settings, torch.device("cpu"), tmp_path, judge_side)
+    seen: list[int | None] = []
+
+    async def job() -> tuple[JobDone, object]:
+        worker._prepare_spares()
+        candidate = await worker._take_candidate()
+        assert candidate.process.returncode is None
+
+        def judging() -> None:  # the judge's side: end the candidate, look, finish the job
+            judge._end_sandbox()
+            seen.append(candidate.process.returncode)
+            send(judge_side, JobDone(not_judged="finished"))
+
+        thread = threading.Thread(target=judging)
+        thread.start()
+        fake_judge_process = _Process(candidate.process, worker_side, tmp_path, candidate.output, 0)
+        try:
+            return await worker._judge_reply(fake_judge_process, candidate)
+        finally:
+            thread.join()
+            await worker._kill_candidate(candidate)
+            await worker.close()
+
+    done, judgement = asyncio.run(job())
+    judge_side.close()
+    worker_side.close()
+    assert seen and seen[0] is not None  # reaped before the judge was answered
+    assert done.not_judged == "finished" and judgement is None
