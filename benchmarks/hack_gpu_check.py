@@ -1,7 +1,7 @@
 """Hack corpora judged on a GPU: does every hack get caught there, and what would it have earned?
 
     python benchmarks/hack_gpu_check.py --out OUT [--corpora hacks_gpu,hacks,legit]
-        [--timing-trials 20 --warmup-trials 3] [--timeout 900]
+        [--only NAME,...] [--timing-trials 20 --warmup-trials 3] [--timeout 900]
 
 Starts a CUDA sandbox server on this machine and sends every candidate of the chosen corpora
 (tests/sandbox/<corpus>/*.py, each declaring its task and expected outcome in its docstring)
@@ -75,6 +75,9 @@ def main() -> int:
     parser.add_argument(
         "--corpora", default="hacks_gpu,hacks,legit", help="Comma-separated directories under tests/sandbox."
     )
+    parser.add_argument(
+        "--only", default="", help="Comma-separated candidate names (file stems): judge only these, in every corpus."
+    )
     parser.add_argument("--timing-trials", type=int, default=20)
     parser.add_argument("--warmup-trials", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900.0, help="Seconds per evaluation.")
@@ -92,11 +95,12 @@ def main() -> int:
         "timing_trials": args.timing_trials,
         "warmup_trials": args.warmup_trials,
     }
+    only = {name for name in args.only.split(",") if name}
     rows: list[dict[str, object]] = []
     written = threading.Lock()
     with (args.out / "hack_gpu_check.jsonl").open("w") as log:
         for corpus_name in args.corpora.split(","):
-            candidates = {c.name: c for c in corpus.load(CORPORA / corpus_name)}
+            candidates = {c.name: c for c in corpus.load(CORPORA / corpus_name) if c.name in only or not only}
             requests = [c.request(request_id=f"{corpus_name}/{c.name}", **options) for c in candidates.values()]
 
             def keep(

@@ -22,6 +22,7 @@ from services.sandbox.judge.candidate_client import CandidateClient, CandidateLo
 from services.sandbox.judge.funnel import Evaluation, _layout_message
 from services.sandbox.judge.reference import OutputCache, Reference
 from services.sandbox.judge.stages import NotJudged
+from services.sandbox.judge.work import unasked
 from services.sandbox.settings import SandboxSettings
 from services.sandbox.shared.clock import Clock
 from services.sandbox.shared.evaluation import (
@@ -45,6 +46,7 @@ from services.sandbox.wire.judge_candidate import (
     RunResult,
     RunSpec,
     TensorMeta,
+    Unwatched,
     Wrote,
 )
 
@@ -52,6 +54,11 @@ TASK_SOURCE = builtin_task("l1_relu").source()
 CANDIDATE_SOURCE = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
 KERNEL = "relu_kernel"
 OWN_LAUNCH = LaunchRecord(name=KERNEL, own=True, programs=4, stored_bytes=1024, wrote="data")
+
+
+def gpu_launch(wrote: Wrote | None = None, unwatched: Unwatched | None = None) -> LaunchRecord:
+    """An own launch as a GPU's harness records it: a compiled kernel on a stream, no byte count."""
+    return LaunchRecord(name=KERNEL, own=True, programs=4, stream=7, wrote=wrote, unwatched=unwatched)
 
 
 @dataclass(frozen=True)
@@ -339,6 +346,13 @@ def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
             id="work-probe-bypassed",
         ),
         pytest.param(
+            Behaviour(launches=(gpu_launch(),), bypasses_probe=True),
+            Verdict.HACKED,
+            Stage.TINY_RUN,
+            "ran without the judge being asked whether to knock them out",
+            id="work-probe-switched-off-on-a-gpu",
+        ),
+        pytest.param(
             Behaviour(unseen=True),
             Verdict.HACKED,
             Stage.TINY_RUN,
@@ -516,3 +530,46 @@ def test_an_output_may_have_gaps_but_not_share_memory(strides, reference, allowe
     assert (message is None) == allowed, message
     if not allowed:
         assert message is not None and "overlap in memory" in message
+
+
+@pytest.mark.parametrize(
+    ("launch", "asked", "expected"),
+    [
+        (OWN_LAUNCH, {KERNEL}, []),  # CPU: watched, asked
+        (OWN_LAUNCH.model_copy(update={"wrote": None}), set(), [KERNEL]),  # CPU: the probe switched off
+        (gpu_launch("data"), {KERNEL}, []),  # GPU: watched, asked
+        (gpu_launch(), set(), [KERNEL]),  # GPU: an eager launch the probe was switched off for
+        (gpu_launch("data"), set(), [KERNEL]),  # GPU: watched, but the question was never sent
+        (gpu_launch(unwatched="capture"), set(), []),
+        (gpu_launch(unwatched="replay"), set(), []),
+        (gpu_launch(unwatched="direct"), set(), []),  # a CompiledKernel launched directly
+        (LaunchRecord(name=KERNEL, own=True, programs=0, stream=7), set(), []),  # no programs: nothing ran
+        (LaunchRecord(name="torch_kernel", own=False, programs=4, stream=7), set(), []),
+    ],
+    ids=[
+        "cpu-asked",
+        "cpu-probe-off",
+        "gpu-asked",
+        "gpu-probe-off",
+        "gpu-never-asked",
+        "gpu-capture",
+        "gpu-replay",
+        "gpu-direct",
+        "empty-grid",
+        "not-own",
+    ],
+)
+def test_a_kernel_ran_unasked_only_through_the_entry_point_the_probe_watches(
+    launch: LaunchRecord, asked: set[str], expected: list[str]
+) -> None:
+    """On a GPU as on CPU (judge/work.py ``unasked``): only the launches the probe cannot
+    watch, which say why, may run without the judge being asked about them."""
+    assert unasked([launch], frozenset(asked)) == expected
+
+
+def test_a_kernel_only_replayed_from_a_cuda_graph_stays_correct(tmp_path: Path) -> None:
+    """Never asked about (a replay is not watched), and rightly: not a probe switched off."""
+    behaviour = Behaviour(launches=(gpu_launch(unwatched="replay"),), bypasses_probe=True)
+    judgement, _ = judge(tmp_path, behaviour)
+    assert judgement.verdict == Verdict.CORRECT, judgement.error
+    assert judgement.hack_evidence == ()

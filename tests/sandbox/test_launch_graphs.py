@@ -1,4 +1,5 @@
-"""CUDA graph replays count the Triton launches their capture recorded (services/sandbox/candidate/launches.py).
+"""CUDA graph replays count the Triton launches their capture recorded, and every compiled
+launch says why the work probe cannot watch it, if it cannot (services/sandbox/candidate/launches.py).
 
 CUDA graphs need a GPU: here the capture and replay methods belong to a stand-in class (a named
 fake of torch.cuda.CUDAGraph, whose own methods raise without CUDA) and the current stream is
@@ -8,12 +9,16 @@ path runs on the GPU through tests/sandbox/legit/cuda_graph_inside.py (docs/BENC
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import torch
+from triton.runtime.jit import JITFunction
 
-from services.sandbox.candidate.launches import LaunchRecorder
+from services.sandbox.candidate.launches import LaunchRecorder, launch_path
+from services.sandbox.wire.judge_candidate import Unwatched
 
 OWN = "/candidate/module.py"
 
@@ -50,9 +55,9 @@ def test_every_replay_counts_the_kernels_its_capture_launched(recorder: LaunchRe
     for _ in range(2):
         graph.replay()
         launches = recorder.take()
-        assert [(r.name, r.own, r.programs, r.stream) for r in launches] == [
-            ("relu_kernel", True, 4, 7),
-            ("torch_helper", False, 1, 7),
+        assert [(r.name, r.own, r.programs, r.stream, r.unwatched) for r in launches] == [
+            ("relu_kernel", True, 4, 7, "replay"),
+            ("torch_helper", False, 1, 7, "replay"),
         ]
 
 
@@ -65,3 +70,48 @@ def test_launches_outside_a_capture_are_not_replayed(recorder: LaunchRecorder) -
     recorder.take()
     graph.replay()
     assert recorder.take() == []
+
+
+def _triton_run(launch_metadata: Callable[[], Unwatched | None]) -> Unwatched | None:
+    """Stands in for Triton's JITFunction.run (which needs a GPU driver): calls launch_metadata itself."""
+    return launch_metadata()
+
+
+_triton_run.__module__ = "triton.runtime.jit"
+
+
+@pytest.mark.parametrize(("capturing", "expected"), [(False, None), (True, "capture")])
+def test_a_launch_through_jitfunction_run_is_the_probes_to_watch_unless_captured(
+    capturing: bool, expected: Unwatched | None
+) -> None:
+    unwatched = launch_path(_triton_run, sys._getframe, lambda: capturing)
+
+    def launch_metadata() -> Unwatched | None:  # the recorder's wrapper, as Triton calls it
+        return unwatched()
+
+    assert _triton_run(launch_metadata) == expected
+
+
+@pytest.mark.parametrize("capturing", [False, True])
+def test_a_compiled_kernel_launched_directly_is_unwatched(capturing: bool) -> None:
+    """CompiledKernel[grid](...) calls launch_metadata from its own runner, not from JITFunction.run."""
+    unwatched = launch_path(_triton_run, sys._getframe, lambda: capturing)
+
+    def launch_metadata() -> Unwatched | None:
+        return unwatched()
+
+    def runner() -> Unwatched | None:
+        return launch_metadata()
+
+    assert runner() == "direct"
+
+
+def test_the_path_is_told_from_tritons_own_run_only() -> None:
+    """Installed after something wrapped JITFunction.run (the work probe), the recorder would
+    take every launch for a direct one: it refuses instead."""
+    launch_path(JITFunction.run, sys._getframe, lambda: False)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any: ...
+
+    with pytest.raises(RuntimeError, match="install the recorder first"):
+        launch_path(wrapped, sys._getframe, lambda: False)

@@ -123,8 +123,10 @@ for name, (forward, knock_out) in module.SCENARIOS.items():
     trace.begin([(module.X, Snapshot(module.X))])  # the forward's input
     with trace, probe.armed(order, trace):
         outputs = forward()
+    own = [launch for launch in recorder.take() if launch.own]
     results[name] = {
-        "wrote": [launch.wrote for launch in recorder.take() if launch.own],
+        "wrote": [launch.wrote for launch in own],
+        "unwatched": [launch.unwatched for launch in own],
         "asked": asked,
         "knocked_out": probe.knocked_out,
         "matches": sorted({
@@ -139,6 +141,7 @@ print(json.dumps(results))
 """
 
 _CANDIDATE = """
+import gc
 import os
 import threading
 
@@ -330,8 +333,35 @@ def thread_made():
     return [box[0]]
 
 
+def probe_switched_off():
+    for found in gc.get_objects():
+        if type(found).__name__ == "WorkProbe":
+            found._order = None  # an instance attribute: the class's methods stay the originals
+    return honest()
+
+
+def direct_launch():  # a CompiledKernel launched directly: no JITFunction.run (GPU)
+    y = torch.empty_like(X)
+    grid = (triton.cdiv(X.numel(), 128), 1, 1)
+    compiled = relu_kernel.warmup(X, y, X.numel(), BLOCK=128, grid=grid)
+    compiled[grid](X, y, X.numel(), 128)
+    return [y]
+
+
+def captured_and_replayed():  # compiled without a launch, captured, replayed (GPU)
+    y = torch.empty_like(X)
+    relu_kernel.warmup(X, y, X.numel(), BLOCK=128, grid=(triton.cdiv(X.numel(), 128),))
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        launch(relu_kernel, X, y)
+    graph.replay()
+    return [y.clone()]
+
+
 SCENARIOS = {
     "honest": (honest, False),
+    "probe_switched_off": (probe_switched_off, False),
     "knocked_out": (twice_knocked_out, True),
     "zeroed": (twice_knocked_out, "zeros"),
     "zeros_zeroed": (writes_zeros, "zeros"),
@@ -353,6 +383,8 @@ SCENARIOS = {
     "custom_op": (custom_op, False),
     "thread_made": (thread_made, False),
 }
+if X.is_cuda:
+    SCENARIOS.update(direct=(direct_launch, False), captured=(captured_and_replayed, False))
 
 
 def expected(name):
@@ -398,6 +430,7 @@ def scenarios(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 def test_an_honest_kernel_wrote_data_and_pytorch_made_nothing_equal_to_the_output(scenarios: dict) -> None:
     assert scenarios["honest"] == {
         "wrote": ["data"],
+        "unwatched": [None],
         "asked": ["relu_kernel"],
         "knocked_out": 0,
         "matches": [],
@@ -405,6 +438,29 @@ def test_an_honest_kernel_wrote_data_and_pytorch_made_nothing_equal_to_the_outpu
         "right": True,
         "zeros": False,
     }
+
+
+def test_a_probe_switched_off_leaves_an_eager_launch_that_must_have_been_asked(scenarios: dict) -> None:
+    """gc finds the probe and unsets its order: the launch goes unwatched and unasked, but the
+    recorder, not the probe, says it went through the watched entry point (on a GPU too, where
+    an unwatched launch was taken for a graph replay: judge/work.py ``unasked``)."""
+    run = scenarios["probe_switched_off"]
+    assert run["right"] and run["asked"] == []
+    assert run["wrote"] == [None] and run["unwatched"] == [None]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("scenarios", ["cuda"], indirect=True)
+@pytest.mark.parametrize(
+    ("scenario", "unwatched"), [("direct", ["direct"]), ("captured", ["capture", "replay"])], ids=["direct", "captured"]
+)
+def test_launches_the_probe_cannot_watch_say_why(scenarios: dict, scenario: str, unwatched: list[str]) -> None:
+    """What only a GPU has: a CompiledKernel launched directly, a kernel captured into a CUDA
+    graph and replayed; none is asked about, and none must have been."""
+    run = scenarios[scenario]
+    assert run["right"] and run["asked"] == []
+    assert run["wrote"] == [None] * len(unwatched) and run["unwatched"] == unwatched
 
 
 def test_a_knock_out_is_asked_once_per_kernel_and_replaces_what_every_launch_wrote(scenarios: dict) -> None:

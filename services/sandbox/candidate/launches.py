@@ -12,15 +12,26 @@ A CUDA graph replay runs its captured kernels without passing through Triton. Th
 made while a ``torch.cuda.CUDAGraph`` was capturing are kept with that graph, and every
 replay of it records them again (on the stream it replays on): an honest candidate that
 captures its own kernels once and replays them is seen doing its work on every call.
+
+Each compiled launch also says whether the work probe (candidate/work.py) could watch it
+(LaunchRecord.unwatched): it cannot watch a launch recorded into a graph being captured, a
+replay, or a CompiledKernel launched other than through ``JITFunction.run``. That is decided
+here from what the candidate cannot reach by setting attributes of the objects it finds: the
+frame that called ``launch_metadata`` (Triton's own ``JITFunction.run``, or not) and CUDA's
+capture status of the current stream, both captured when the wrappers are installed. Any
+other launch went through the probe's entry point, so in a checked call the judge must have
+been asked about it (judge/work.py ``unasked``), whether or not the probe was switched off.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 import torch
@@ -30,7 +41,10 @@ from triton.runtime.jit import mangle_type
 
 from services.profiler import TRITON_RANGE_PREFIX
 from services.sandbox.candidate.kernel_code import KernelCode, RanCode
-from services.sandbox.wire.judge_candidate import LaunchRecord, Wrote
+from services.sandbox.wire.judge_candidate import LaunchRecord, Unwatched, Wrote
+
+# One recorded launch: name, own, programs, stored bytes, stream, why the probe cannot watch it.
+_Launch = tuple[str, bool, int, int | None, int | None, Unwatched | None]
 
 
 @dataclass(frozen=True)
@@ -132,6 +146,27 @@ def compile_request(
     return CompileRequest(ran.fn, signature, constexprs, options, ran.source, ran.def_line, ran.problem)
 
 
+def launch_path(
+    run: Callable[..., Any], frame: Callable[[int], FrameType], capturing: Callable[[], bool]
+) -> Callable[[], Unwatched | None]:
+    """What tells, inside ``CompiledKernel.launch_metadata``, why the probe cannot watch the
+    launch being made (module docstring). ``run`` is Triton's own ``JITFunction.run``, which
+    calls ``launch_metadata`` itself; ``frame`` is ``sys._getframe``; ``capturing`` is CUDA's
+    capture status of the current stream (the one Triton launches on). All three are held
+    here, out of reach of attributes the candidate can set."""
+    if not run.__module__.startswith("triton."):
+        raise RuntimeError(f"JITFunction.run is already wrapped (by {run.__module__}): install the recorder first")
+    code = run.__code__
+
+    def unwatched() -> Unwatched | None:
+        # the caller of the launch_metadata wrapper that calls this
+        if frame(2).f_code is not code:
+            return "direct"
+        return "capture" if capturing() else None
+
+    return unwatched
+
+
 class LaunchRecorder:
     """Patches Triton's launch paths; ``take()`` returns and clears what ran since.
 
@@ -140,7 +175,8 @@ class LaunchRecorder:
     say, and report None. ``kernel_code`` (CPU) says what each interpreted launch ran, for
     its compile request; every interpreted launch gets one, whichever file its kernel is in.
     ``wrote`` is what the work probe (candidate/work.py) saw a launch do to its arguments in a
-    checked call, on both devices (``annotate``).
+    checked call, on both devices (``annotate``); ``unwatched`` why it could not see one
+    (``launch_path``, ``_record_replay``).
     """
 
     def __init__(self, own_file: str, stored_bytes: Callable[[], int], kernel_code: KernelCode | None = None) -> None:
@@ -148,7 +184,7 @@ class LaunchRecorder:
         self._stored_bytes = stored_bytes
         self._kernel_code = kernel_code
         self._lock = threading.Lock()
-        self._launches: list[tuple[str, bool, int, int | None, int | None]] = []
+        self._launches: list[_Launch] = []
         self._wrote: dict[int, Wrote] = {}  # by position in _launches
         self._own = 0  # own launches recorded since take(), replays left out
         self.replayed: Callable[[Any], None] = lambda _graph: None  # told of every graph replay
@@ -158,11 +194,17 @@ class LaunchRecorder:
         self.patched: dict[str, Callable[..., Any]] = {}
 
     def _record(
-        self, name: str, filename: str | None, grid: Sequence[int], stored: int | None, stream: int | None = None
+        self,
+        name: str,
+        filename: str | None,
+        grid: Sequence[int],
+        stored: int | None,
+        stream: int | None = None,
+        unwatched: Unwatched | None = None,
     ) -> None:
         # On the timed path: keep it to a tuple append.
         programs = math.prod(grid) if grid else 0
-        launch = (name, filename == self.own_file, programs, stored, stream)
+        launch = (name, filename == self.own_file, programs, stored, stream, unwatched)
         graph = getattr(self._capturing, "graph", None)
         with self._lock:
             self._launches.append(launch)
@@ -174,7 +216,9 @@ class LaunchRecorder:
         """A replay ran the graph's captured launches again, on ``stream``."""
         captured = getattr(graph, "drkernel_captured_launches", ())
         with self._lock:
-            self._launches.extend((name, own, programs, stored, stream) for name, own, programs, stored, _ in captured)
+            self._launches.extend(
+                (name, own, programs, stored, stream, "replay") for name, own, programs, stored, _, _ in captured
+            )
 
     def position(self) -> int:
         """Where the next launch will be recorded (for ``annotate``)."""
@@ -195,7 +239,7 @@ class LaunchRecorder:
     def streams(self) -> set[int]:
         """The CUDA streams the candidate's own kernels were launched on since the last take()."""
         with self._lock:
-            return {stream for _, own, _, _, stream in self._launches if own and stream is not None}
+            return {stream for _, own, _, _, stream, _ in self._launches if own and stream is not None}
 
     def own_launches(self) -> int:
         """How many launches of the candidate's own kernels ran since the last take() (graph
@@ -209,9 +253,15 @@ class LaunchRecorder:
             wrote, self._wrote = self._wrote, {}
         return [
             LaunchRecord(
-                name=n, own=own, programs=max(int(p), 0), stored_bytes=stored, stream=stream, wrote=wrote.get(index)
+                name=n,
+                own=own,
+                programs=max(int(p), 0),
+                stored_bytes=stored,
+                stream=stream,
+                wrote=wrote.get(index),
+                unwatched=unwatched,
             )
-            for index, (n, own, p, stored, stream) in enumerate(launches)
+            for index, (n, own, p, stored, stream, unwatched) in enumerate(launches)
         ]
 
     def compile_requests(self) -> list[CompileRequest]:
@@ -220,17 +270,22 @@ class LaunchRecorder:
             return list(self._compile_requests.values())
 
     def install(self) -> None:
-        """Wraps both launch paths; call once, before any candidate code runs."""
+        """Wraps both launch paths; call once, before any candidate code runs (and before the
+        work probe wraps ``JITFunction.run``)."""
         from triton.compiler.compiler import CompiledKernel
         from triton.runtime import interpreter
+        from triton.runtime.jit import JITFunction
 
         original_metadata = CompiledKernel.launch_metadata
         recorder = self
+        unwatched = launch_path(JITFunction.run, sys._getframe, torch._C._cuda_isCurrentStreamCapturing)
 
         def launch_metadata(kernel: Any, grid: Sequence[int], stream: Any, *args: Any) -> Any:
             fn = getattr(getattr(kernel.src, "fn", None), "fn", None)
             filename = getattr(getattr(fn, "__code__", None), "co_filename", None)
-            recorder._record(kernel.name, filename, tuple(grid), None, int(stream) if stream is not None else None)
+            recorder._record(
+                kernel.name, filename, tuple(grid), None, int(stream) if stream is not None else None, unwatched()
+            )
             return original_metadata(kernel, grid, stream, *args)
 
         original_call = interpreter.GridExecutor.__call__

@@ -35,7 +35,7 @@ from services.sandbox.judge.reference import Reference, ReferenceRun, TaskFailed
 from services.sandbox.judge.stages import BadTask, Ended, NotJudged, Stop
 from services.sandbox.judge.timing import TimingStage
 from services.sandbox.judge.variants import Variant, VariantPlanner, describe_constants, finite
-from services.sandbox.judge.work import KnockOut, WorkCheck, did_work
+from services.sandbox.judge.work import KnockOut, WorkCheck, did_work, unasked
 from services.sandbox.settings import SandboxSettings, Tolerance
 from services.sandbox.shared.clock import Clock
 from services.sandbox.shared.evaluation import (
@@ -791,19 +791,13 @@ class Evaluation:
 
     def _check_asked(self, run: CandidateRun, where: str) -> None:
         """The harness asks whether to knock out each kernel right after its first launch in a
-        checked call (candidate/work.py): a kernel that ran and wrote without that question
-        (on CPU: that ran at all; a GPU also replays graphs and launches compiled kernels the
-        probe cannot watch) ran past a probe switched off from inside its process."""
-        cpu = self.device.type == "cpu"
-        ran = {
-            launch.name[:512]
-            for launch in run.result.launches
-            if launch.own and launch.programs > 0 and (cpu or launch.wrote is not None)
-        }
-        unasked = sorted(ran - run.asked)
-        if unasked:
+        checked call (candidate/work.py): a kernel that ran without that question, through
+        the entry point the probe watches (judge/work.py ``unasked``), ran past a probe
+        switched off from inside its process."""
+        kernels = unasked(run.result.launches, run.asked)
+        if kernels:
             self.evidence.stop(
-                f"{where}: its kernel(s) {', '.join(unasked)} ran without the judge being asked whether to knock "
+                f"{where}: its kernel(s) {', '.join(kernels)} ran without the judge being asked whether to knock "
                 "them out (the work probe in its process was switched off or bypassed)"
             )
 

@@ -81,6 +81,17 @@ def did_work(launch: LaunchRecord, answers: frozenset[Wrote]) -> bool:
     )
 
 
+def unasked(launches: Sequence[LaunchRecord], asked: frozenset[str]) -> list[str]:
+    """The own kernels that ran programs in a checked call without the judge being asked
+    whether to knock them out (candidate/work.py asks right after each kernel's first launch
+    it watches). A launch the probe cannot watch (a CUDA graph's capture or replay, a
+    CompiledKernel launched directly: ``unwatched``) is never asked about; every other one
+    went through the probe's entry point, on a GPU as on CPU, so that it ran unasked means
+    the probe was switched off or bypassed from inside the candidate's process."""
+    ran = {launch.name[:512] for launch in launches if launch.own and launch.programs > 0 and launch.unwatched is None}
+    return sorted(ran - asked)
+
+
 class WorkCheck:
     """The proof-of-work findings of one evaluation."""
 

@@ -137,6 +137,13 @@ class TensorMeta(Message):
 # copy of another argument. None: not seen by the probe (a timed call, or another path).
 Wrote = Literal["data", "nothing", "constant", "copy"]
 
+# Why the work probe cannot watch a launch, so that its ``wrote`` is None even in a checked
+# call (candidate/launches.py): "capture" was recorded into a CUDA graph being captured (it
+# ran nothing then), "replay" ran again in a replay of such a graph, "direct" was a
+# CompiledKernel launched other than through JITFunction.run (the entry point the probe
+# wraps). A launch without one went through the probe's entry point (or the interpreter).
+Unwatched = Literal["capture", "replay", "direct"]
+
 
 def _cut_to(length: int) -> BeforeValidator:
     """Cuts a string or a list to ``length``: for what the candidate's process reports in
@@ -149,7 +156,7 @@ def _cut_to(length: int) -> BeforeValidator:
 class LaunchRecord(Message):
     """A Triton launch that ran to the end; ``stored_bytes`` is known for interpreted
     launches, ``stream`` (the raw CUDA stream) for compiled ones, ``wrote`` for own
-    launches in checked calls."""
+    launches in checked calls, except those the probe cannot watch (``unwatched`` says why)."""
 
     name: Annotated[str, _cut_to(512)]
     own: bool
@@ -157,6 +164,7 @@ class LaunchRecord(Message):
     stored_bytes: int | None = Field(None, ge=0)
     stream: int | None = Field(None, ge=0)
     wrote: Wrote | None = None
+    unwatched: Unwatched | None = None
 
 
 class LaunchQuery(Message):
