@@ -25,6 +25,7 @@ its operators launch); the sandbox refuses a forward that names a range so itsel
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from collections import defaultdict
@@ -101,12 +102,41 @@ def modeled_us(moved_bytes: float, flops: float) -> float:
     return max(moved_bytes / BANDWIDTH_BYTES_PER_US, flops / MATH_RATE_FLOPS_PER_US)
 
 
-def _in_judge_range(event: Any) -> bool:
-    while event is not None:
-        if event.name == JUDGE_RANGE:
-            return True
-        event = event.cpu_parent
-    return False
+def _device_kernels(events: list[Any]) -> list[KernelTime]:
+    """Device activity (kernels, memcpys, memsets) per name from Kineto's raw events, less
+    what the operators inside a ``JUDGE_RANGE`` range launched. A range shows on the device
+    too, as an annotation spanning the kernels launched in it: not device work itself. Each
+    device event names the operator that launched it (``linked_correlation_id``); an operator
+    is inside a range when it started there on the range's thread. Raw events, not
+    torch.profiler's event tree: building that tree took seconds for a call whose judge's
+    checks launch thousands of operators on large tensors."""
+    cpu = [event for event in events if event.device_type() == DeviceType.CPU]
+    ranges: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for event in sorted((e for e in cpu if e.name() == JUDGE_RANGE), key=lambda e: e.start_ns()):
+        spans = ranges[event.start_thread_id()]
+        if spans and event.start_ns() <= spans[-1][1]:  # nested or overlapping: one span
+            spans[-1] = (spans[-1][0], max(spans[-1][1], event.end_ns()))
+        else:
+            spans.append((event.start_ns(), event.end_ns()))
+    starts = {thread: [start for start, _ in spans] for thread, spans in ranges.items()}
+
+    def inside(event: Any) -> bool:
+        thread = event.start_thread_id()
+        index = bisect.bisect_right(starts.get(thread, []), event.start_ns()) - 1
+        return index >= 0 and event.start_ns() <= ranges[thread][index][1]
+
+    judged = {event.correlation_id() for event in cpu if inside(event)}
+    launches: dict[str, int] = defaultdict(int)
+    times: dict[str, float] = defaultdict(float)
+    for event in events:
+        if (
+            event.device_type() == DeviceType.CUDA
+            and not event.is_user_annotation()
+            and event.linked_correlation_id() not in judged
+        ):
+            launches[event.name()] += 1
+            times[event.name()] += event.duration_ns() / 1000
+    return [KernelTime(name, launches[name], times[name]) for name in times]
 
 
 def profile_calls(
@@ -132,33 +162,20 @@ def profile_judged_calls(
             run()
         if cuda:
             torch.cuda.synchronize(device)
+    raw = prof.profiler.kineto_results.events()
+    ranges = sum(1 for event in raw if event.name() == JUDGE_RANGE and event.device_type() == DeviceType.CPU)
+    if cuda:
+        return _device_kernels(raw), ranges
     launches: dict[str, int] = defaultdict(int)
     times: dict[str, float] = defaultdict(float)
-    events = prof.events()
-    if cuda:
-        # Device activity: kernels, memcpys, memsets. A range (record_function) shows there
-        # too, as an annotation spanning the kernels launched in it: not device work itself.
-        for event in events:
-            if event.device_type == DeviceType.CUDA and not event.is_user_annotation:
-                launches[event.name] += 1
-                times[event.name] += float(event.time_range.elapsed_us())
-        # The judge's kernels: torch.profiler attaches each to the operator that launched it.
-        for event in events:
-            if event.device_type == DeviceType.CPU and _in_judge_range(event):
-                for kernel in event.kernels:
-                    launches[kernel.name] -= 1
-                    times[kernel.name] -= float(kernel.duration)
-        times = defaultdict(float, {name: time for name, time in times.items() if launches[name] > 0})
-    else:
-        for event in events:
-            if _costs_device_time(event):
-                numel = sum(math.prod(shape) for shape in event.input_shapes if shape)
-                launches[event.name] += 1
-                times[event.name] += modeled_us(2 * numel * _ASSUMED_ELEMENT_BYTES, event.flops or 0)
-        for name, (count, moved, flops) in (interpreted() if interpreted else {}).items():
-            launches[name] += count
-            times[name] += modeled_us(moved, flops)
-    ranges = sum(1 for event in events if event.name == JUDGE_RANGE and event.device_type == DeviceType.CPU)
+    for event in prof.events():
+        if _costs_device_time(event):
+            numel = sum(math.prod(shape) for shape in event.input_shapes if shape)
+            launches[event.name] += 1
+            times[event.name] += modeled_us(2 * numel * _ASSUMED_ELEMENT_BYTES, event.flops or 0)
+    for name, (count, moved, flops) in (interpreted() if interpreted else {}).items():
+        launches[name] += count
+        times[name] += modeled_us(moved, flops)
     return [KernelTime(name, launches[name], times[name]) for name in times], ranges
 
 

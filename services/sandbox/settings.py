@@ -147,6 +147,14 @@ class TimingSettings(Section):
     recheck_speedup_above: float = Field(
         3.0, gt=0, description="A speedup above this is measured once more; the lower counts."
     )
+    alone_warmup_seconds: float = Field(
+        0.2,
+        ge=0,
+        description=(
+            "Untimed trials (two at least) for this long before each model is timed alone, so that "
+            "the device has left the idle state the gap before it let it fall into."
+        ),
+    )
 
 
 def _default_stage_credit() -> dict[StageName, float]:

@@ -12,7 +12,8 @@ import dataclasses
 import math
 import secrets
 import statistics
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import torch
@@ -251,8 +252,7 @@ class TimingStage:
         ``inputs`` in order): at least ``min_trials``, until its median is ``precise``, at most
         ``trials``; each checked as an interleaved trial is, its spot-check values kept."""
         timing = self.settings.timing
-        for index in range(_ALONE_WARMUPS):
-            self.candidate.time_trial(self.evaluation.spec(inputs=inputs[index]), calls, graph=graph)
+        self._warm_up(lambda spec: self.candidate.time_trial(spec, calls, graph=graph), inputs)
         trials: list[_TimedAlone] = []
         while len(trials) < timing.trials and not (
             len(trials) >= timing.min_trials and precise([t.stream_us for t in trials], timing.median_precision)
@@ -274,8 +274,7 @@ class TimingStage:
         candidate's at least (each of its samples is compared with the reference's values on
         the same inputs) and until the median is ``precise``."""
         timing = self.settings.timing
-        for index in range(_ALONE_WARMUPS):
-            self.reference.time_trial(self.evaluation.spec(inputs=inputs[index]), self.clock, calls, graph=graph)
+        self._warm_up(lambda spec: self.reference.time_trial(spec, self.clock, calls, graph=graph), inputs)
         samples: list[float] = []
         while len(samples) < timing.trials and (
             len(samples) < max(timing.min_trials, len(candidate)) or not precise(samples, timing.median_precision)
@@ -287,6 +286,17 @@ class TimingStage:
                 self._check_sample(f"trial {index} timed alone", candidate[index].sample, timed.outputs)
             samples.append(timed.stream_us)
         return samples
+
+    def _warm_up(self, time_trial: Callable[[RunSpec], object], inputs: Sequence[int]) -> None:
+        """Untimed trials before a model is timed alone, on the first ``_ALONE_WARMUPS`` of
+        ``inputs`` in turn: that many at least, and for ``alone_warmup_seconds`` at least. The
+        device idles while a sandbox is ended, and a launch-bound reference timed right after
+        (a millisecond a trial) ran up to 9% slower in some evaluations than in others."""
+        started = time.perf_counter()
+        count = 0
+        while count < _ALONE_WARMUPS or time.perf_counter() - started < self.settings.timing.alone_warmup_seconds:
+            time_trial(self.evaluation.spec(inputs=inputs[count % _ALONE_WARMUPS]))
+            count += 1
 
     def _capture_graphs(self, spec: RunSpec, calls: int) -> bool:
         """Captures both models' calls as CUDA graphs; True only if both could be (timing the
