@@ -5,6 +5,7 @@ started, before it answers."""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import threading
 from pathlib import Path
@@ -13,6 +14,7 @@ import torch
 
 from services.sandbox.judge.process import Judge
 from services.sandbox.server.isolation import Launcher
+from services.sandbox.server.uids import processes_of
 from services.sandbox.server.worker import Worker, _Process
 from services.sandbox.settings import IsolationSettings, SandboxSettings
 from services.sandbox.wire.framing import send
@@ -28,7 +30,7 @@ def test_the_candidate_is_gone_when_the_judge_is_told_it_ended(tmp_path: Path) -
     worker = Worker(0, "cpu", settings, Launcher(settings.isolation), tmp_path / "run")
     judge_side, worker_side = socket.socketpair()
     judge = Judge(settings, torch.device("cpu"), tmp_path, judge_side)
-    seen: list[int | None] = []
+    seen: list[tuple[int | None, list[int]]] = []
 
     async def job() -> tuple[JobDone, object]:
         worker._prepare_spares()
@@ -37,7 +39,7 @@ def test_the_candidate_is_gone_when_the_judge_is_told_it_ended(tmp_path: Path) -
 
         def judging() -> None:  # the judge's side: end the candidate, look, finish the job
             judge._end_sandbox()
-            seen.append(candidate.process.returncode)
+            seen.append((candidate.process.returncode, processes_of(candidate.uid) if os.geteuid() == 0 else []))
             send(judge_side, JobDone(not_judged="finished"))
 
         thread = threading.Thread(target=judging)
@@ -53,5 +55,7 @@ def test_the_candidate_is_gone_when_the_judge_is_told_it_ended(tmp_path: Path) -
     done, judgement = asyncio.run(job())
     judge_side.close()
     worker_side.close()
-    assert seen and seen[0] is not None  # reaped before the judge was answered
+    (returncode, left), *_ = seen
+    assert returncode is not None  # reaped before the judge was answered
+    assert left == []  # and every process of its sandbox gone (each candidate has its own uid as root)
     assert done.not_judged == "finished" and judgement is None
