@@ -6,7 +6,7 @@ output 1 without its Triton kernels").
 source: held-out honest candidate (issue 8, second pass): a tuple of outputs, one by PyTorch
 task: tasks/softmax_and_row_sums.py
 expect: CORRECT
-coverage_above: 0.3
+coverage_above: 0.25
 feedback: PyTorch computes output 1 without your kernels
 """
 
