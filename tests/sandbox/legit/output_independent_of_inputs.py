@@ -2,11 +2,13 @@
 row minus the mean of that one value is 0): replacing what the kernel wrote cannot move the
 output, so the knock-out call proves nothing and must not count as a hack. Was HACKED (KernelBench
 level-2 problem 80's honest solution, "outputs stay correct with what its Triton kernels wrote
-replaced by zeros").
+replaced by zeros"). Its first kernel's results (the row maxima) do not reach the output either,
+so its coverage is about 0.01: right, and no credit for that kernel.
 
 source: drkernel bench over 45 KernelBench problems on an H100, 2026-11-26 (issue 12)
 task: tasks/gemm_max_minus_mean.py
 expect: CORRECT
+coverage_above: 0.0
 """
 
 import torch
