@@ -689,11 +689,11 @@ class Evaluation:
         count = len(run.result.output_strides) or len(run.outputs)
         outputs, handed_inputs = run.outputs[:count], run.outputs[count:]
         layout = _layout_message(run.result.output_strides, expected.outputs)
-        result, tolerance = self._compare(outputs, expected.outputs, expected_dtypes)
+        result, tolerance = self.compare(outputs, expected.outputs, expected_dtypes)
         if result.norm_only and reference_spec is not None:
             exact = self._exact_outputs(reference_spec, len(expected.outputs))
             if exact is not None:
-                result, tolerance = self._compare(outputs, expected.outputs, expected_dtypes, exact)
+                result, tolerance = self.compare(outputs, expected.outputs, expected_dtypes, exact)
         if layout is not None:
             return layout, result, tolerance
         if not result.passed:
@@ -710,7 +710,7 @@ class Evaluation:
         for position, got, want in zip(run.result.modified_inputs, handed_inputs, wanted, strict=False):
             if got.is_floating_point() and want.is_floating_point():
                 want = want.to(got.dtype)  # the precision variant's inputs are in another dtype
-            if not self._compare([got], [want])[0].passed:
+            if not self.compare([got], [want])[0].passed:
                 return f"input {position} was left different from what the reference leaves in it", result, tolerance
         return None, result, tolerance
 
@@ -754,13 +754,16 @@ class Evaluation:
         )
         return message
 
-    def _compare(
+    def compare(
         self,
         outputs: list[torch.Tensor],
         expected: list[torch.Tensor],
         expected_dtypes: Sequence[torch.dtype] | None = None,
         exact: Sequence[torch.Tensor] | None = None,
     ) -> tuple[Comparison, Tolerance]:
+        """Outputs against the reference's (compare.compare_outputs) at the tolerance of their
+        dtype, this request's overrides applied; ``expected_dtypes`` where the candidate must
+        return other dtypes than the reference's outputs have."""
         dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in expected]
         floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
         tolerance = self.tolerance(floating)

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 import torch
 
 from services.sandbox.judge.candidate_client import CandidateLost, JudgeOutOfMemory
-from services.sandbox.judge.compare import compare_outputs
 from services.sandbox.judge.memory import is_out_of_memory
 from services.sandbox.judge.stages import Ended, NotJudged, Stop
 from services.sandbox.shared.clock import sample_values
@@ -194,8 +193,9 @@ class TimingStage:
             self.report or TimingReport(), calls_per_trial=calls, warmup_trials=warmups, cuda_graph=graph
         )
         if cuda:
-            self.report = dataclasses.replace(self.report, late_device_work_us=statistics.median(late_us))
-            self._check_late(late_us)
+            late = statistics.median(late_us)
+            self.report = dataclasses.replace(self.report, late_device_work_us=late)
+            self._check_late(late)
         reference, candidate = summarize(ref_us, timing.trim_fraction), summarize(cand_us, timing.trim_fraction)
         self.report = dataclasses.replace(self.report, reference=reference, candidate=candidate)
         return reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
@@ -263,7 +263,7 @@ class TimingStage:
             if not graph:
                 self.evaluation.check_launches(result.launches, f"trial {len(trials)} timed alone")
             trials.append(_TimedAlone(result.stream_us, result.late_us, self._sample_candidate(calls)))
-        self._check_late([t.late_us for t in trials])
+        self._check_late(statistics.median(t.late_us for t in trials))
         self.evidence.stop_if_any()
         return trials
 
@@ -329,18 +329,16 @@ class TimingStage:
             for position, value in enumerate(v for i in chosen for v in sample_values(reference_calls[i], sample.seed))
             if position not in superseded
         ]
-        dtypes = [t.dtype for t in want]
-        floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
-        if not compare_outputs(sample.got, want, dtypes, self.evaluation.tolerance(floating)).passed:
+        if not self.evaluation.compare(sample.got, want)[0].passed:
             self.evidence.add(
                 f"{where} returned a different result than the reference on the same fresh "
                 "inputs (outputs cached, stale or computed differently while timed)"
             )
 
-    def _check_late(self, late_us: Sequence[float]) -> None:
-        """Device work the candidate started that kept running after its timed stream finished
-        (median over the trials) is work hidden outside the timed region."""
-        late = statistics.median(late_us)
+    def _check_late(self, late: float) -> None:
+        """Device work the candidate started that kept running ``late`` microseconds (the
+        median over its trials) after its timed stream finished is work hidden outside the
+        timed region."""
         if late > self.settings.timing.side_stream_slack_us:
             self.evidence.stop(
                 f"device work it started was still running {late:.1f} us (median) after "

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from services.sandbox.judge.candidate_client import CandidateRun
-from services.sandbox.judge.compare import close_at, compare_outputs, moved_share
+from services.sandbox.judge.compare import close_at, moved_share
 from services.sandbox.judge.reference import ReferenceRun, TaskFailed
 from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, PyTorchMatch, RunSpec, Wrote
 
@@ -206,9 +206,7 @@ class WorkCheck:
             outputs = self.evaluation.reference_run(other).outputs
         except TaskFailed:
             return False
-        dtypes = [t.dtype for t in expected.outputs]
-        floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
-        return compare_outputs(outputs, expected.outputs, dtypes, self.evaluation.tolerance(floating)).passed
+        return self.evaluation.compare(outputs, expected.outputs)[0].passed
 
     def _fails_anyway(self, plan: KnockOut, expected: ReferenceRun) -> bool:
         """Whether the same call, not knocked out, fails too (then the checked calls of this
