@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
 from services.sandbox.candidate import work
 from services.sandbox.candidate.work import MIN_SCALE, WorkProbe, replace
@@ -359,6 +360,23 @@ def captured_and_replayed():  # compiled without a launch, captured, replayed (G
     return [y.clone()]
 
 
+def python_while_compiling():  # PyTorch in a Python function the kernel calls (GPU: at compile time)
+    y = torch.empty_like(X)
+
+    def work():
+        y.copy_(torch.relu(X))
+
+    @triton.jit
+    def store_back_calling(y_ptr, n, WORK: tl.constexpr, BLOCK: tl.constexpr):
+        WORK()
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(y_ptr + offs, tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+    store_back_calling[(triton.cdiv(X.numel(), 128),)](y, X.numel(), WORK=work, BLOCK=128)
+    return [y]
+
+
 SCENARIOS = {
     "honest": (honest, False),
     "probe_switched_off": (probe_switched_off, False),
@@ -384,7 +402,11 @@ SCENARIOS = {
     "thread_made": (thread_made, False),
 }
 if X.is_cuda:
-    SCENARIOS.update(direct=(direct_launch, False), captured=(captured_and_replayed, False))
+    SCENARIOS.update(
+        direct=(direct_launch, False),
+        captured=(captured_and_replayed, False),
+        python_while_compiling=(python_while_compiling, False),
+    )
 
 
 def expected(name):
@@ -461,6 +483,52 @@ def test_launches_the_probe_cannot_watch_say_why(scenarios: dict, scenario: str,
     run = scenarios[scenario]
     assert run["right"] and run["asked"] == []
     assert run["wrote"] == [None] * len(unwatched) and run["unwatched"] == unwatched
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("scenarios", ["cuda"], indirect=True)
+def test_pytorch_run_while_a_kernel_compiles_is_seen_computing_the_output(scenarios: dict) -> None:
+    """A Python function passed to a kernel and called from its body runs when the kernel
+    compiles (inside the launch): its PyTorch work is the candidate's, and the trace sees it
+    compute the output (hacks/python_in_kernel_forward was CORRECT on an H100). On CPU the
+    interpreter runs such a call, and the compile check refuses the kernel instead."""
+    run = scenarios["python_while_compiling"]
+    assert run["right"]
+    assert any(match.startswith("aten.relu.default") for match in run["matches"]), run["matches"]
+
+
+@pytest.mark.parametrize("interpreted", [False, True], ids=["compiled", "interpreted"])
+def test_pytorch_inside_a_compiled_launch_is_the_candidates_and_inside_the_interpreter_is_not(
+    interpreted: bool,
+) -> None:
+    """The probe hides the interpreter's own tensor work from the trace's dispatch mode, and
+    nothing of a compiled launch: what PyTorch does in it is the candidate's. The launch here
+    is a stand-in (a compiled launch needs a GPU, where the test above runs a real one) doing
+    what a candidate's Python does when its kernel compiles."""
+    seen: list[str] = []
+
+    class Seen(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204 - torch's protocol
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    def kernel_fn() -> None:
+        """The kernel's Python function: defined in this file, so the probe takes it for own."""
+
+    def launch(_kernel: object, x: torch.Tensor, y: torch.Tensor) -> None:
+        y.copy_(torch.relu(x))
+
+    recorder = types.SimpleNamespace(position=lambda: 0, annotate=lambda _position, _wrote: None)
+    probe = WorkProbe(__file__, recorder, _disable_current_modes, lambda: None)
+    run = probe._wrap(launch, interpreted=interpreted)
+    listener = types.SimpleNamespace(
+        written=lambda _writes: None, copied=lambda _copies: None, worked=lambda _tensor: False, used=lambda _t: None
+    )
+    x, y = torch.randn(64), torch.empty(64)
+    with probe.armed(lambda _kernel: None, listener), Seen():
+        run(types.SimpleNamespace(fn=kernel_fn), x, y)
+    assert ("aten.relu.default" in seen) is not interpreted, seen
 
 
 def test_a_knock_out_is_asked_once_per_kernel_and_replaces_what_every_launch_wrote(scenarios: dict) -> None:

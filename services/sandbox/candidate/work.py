@@ -44,7 +44,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Literal, Protocol
 
 import torch
@@ -388,7 +388,7 @@ class WorkProbe:
         from triton.runtime.jit import JITFunction
 
         for owner in (JITFunction, InterpretedFunction):
-            wrapper = self._wrap(owner.run)
+            wrapper = self._wrap(owner.run, interpreted=owner is InterpretedFunction)
             owner.run = wrapper  # type: ignore[method-assign]
             self.patched[f"{owner.__name__}.run"] = wrapper
 
@@ -424,15 +424,20 @@ class WorkProbe:
             self._listener.written([(tensor, bits.numel(tensor)) for tensor in written])
             self.knocked_out = 0
 
-    def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
+    def _wrap(self, original: Callable[..., Any], interpreted: bool) -> Callable[..., Any]:
+        """``original`` watched in checked calls. The interpreter's own tensor work inside a
+        launch is hidden from the dispatch modes (the trace); a compiled launch runs no tensor
+        work of Triton's, so what PyTorch does inside it is the candidate's (a grid function, a
+        Python function called while its kernel compiles) and the trace sees it."""
         probe = self
+        hidden = _disable_current_modes if interpreted else nullcontext
 
         def run(kernel: Any, *args: Any, **kwargs: Any) -> Any:
             if probe._order is None or kwargs.get("warmup"):
                 return original(kernel, *args, **kwargs)
             if getattr(getattr(kernel.fn, "__code__", None), "co_filename", None) != probe.own_file:
                 return original(kernel, *args, **kwargs)
-            return probe._launch(original, kernel, args, kwargs)
+            return probe._launch(original, hidden, kernel, args, kwargs)
 
         return run
 
@@ -444,7 +449,14 @@ class WorkProbe:
                     seen.setdefault(id(tensor), tensor)
         return list(seen.values())
 
-    def _launch(self, original: Callable[..., Any], kernel: Any, args: tuple, kwargs: dict) -> Any:
+    def _launch(
+        self,
+        original: Callable[..., Any],
+        hidden: Callable[[], AbstractContextManager[Any]],
+        kernel: Any,
+        args: tuple,
+        kwargs: dict,
+    ) -> Any:
         tensors = self._tensors(args, kwargs)
         graph = self._capturing()
         if graph is not None:  # nothing runs while capturing: remember what replays may write
@@ -458,7 +470,7 @@ class WorkProbe:
                 self._sync()
                 before = [_Argument(t) for t in tensors]
             position = self._recorder.position()
-            with _disable_current_modes():  # the interpreter's own tensor work is not the candidate's
+            with hidden():
                 result = original(kernel, *args, **kwargs)
             name = getattr(kernel.fn, "__name__", "kernel")
             with self._quiet():

@@ -458,7 +458,7 @@ class Evaluation:
                 variant.kind, variant.description, run, expected, variant.expected_dtypes, variant.reference, started
             )
             if message is None:
-                self.check_launches(run.result.launches, where, expected)
+                self.check_launches(run.result.launches, where, expected, variant.expected_dtypes)
                 self.work.confirm(run, expected, where)
                 self.evidence.stop_if_any()
                 passed += 1
@@ -552,8 +552,41 @@ class Evaluation:
             run = self.reference.run(spec)
         if not spec.constants and spec.dtype is None and spec.round_to is None:
             known = self.task_answers
-            self.task_answers = run.answers if known is None else known & run.answers
+            self.task_answers = self.answers(run) if known is None else known & self.answers(run, known)
         return run
+
+    def answers(
+        self,
+        run: ReferenceRun,
+        wanted: frozenset[Wrote] = frozenset({"constant"}),
+        expected_dtypes: Sequence[torch.dtype] | None = None,
+    ) -> frozenset[Wrote]:
+        """The degenerate writes that are the reference's own answer (ReferenceRun.answers),
+        and, when ``wanted``, ``constant`` where an output is one value at the judge's tolerance
+        in the dtype the candidate returns: a 16-bit mean or sum of many values can round to one
+        value for every row while the reference, run in float32 on the rounded inputs, keeps
+        them apart (KernelBench level-1 problem 4's honest matrix-vector product in bfloat16
+        was HACKED for filling its output with one value)."""
+        if "constant" in run.answers or "constant" not in wanted:
+            return run.answers
+        dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in run.outputs]
+        for output, dtype in zip(run.outputs, dtypes, strict=False):
+            if output.numel() > 1 and output.is_floating_point() and dtype.is_floating_point:
+                if self._one_value_passes(output, dtype):
+                    return run.answers | {"constant"}
+        return run.answers
+
+    def _one_value_passes(self, output: torch.Tensor, dtype: torch.dtype) -> bool:
+        """Whether ``output`` filled with its mean, in ``dtype``, passes the comparison with
+        ``output``; the spread is looked at first (no element may be off by more than the
+        tolerance), so that outputs of many values cost one reduction."""
+        tolerance = self.tolerance(dtype)
+        low, high = (float(v) for v in torch.aminmax(output.detach()))
+        if not high - low <= 2 * (tolerance.atol + tolerance.rtol * max(abs(low), abs(high))):
+            return False  # NaN lands here too
+        mean = torch.mean(output.detach(), dtype=torch.float64)
+        one = torch.full((), float(mean), dtype=dtype, device=output.device).expand(output.shape)
+        return self.compare([one], [output], [dtype])[0].passed
 
     def candidate_run(
         self,
@@ -805,14 +838,23 @@ class Evaluation:
             )
 
     def check_launches(
-        self, launches: Sequence[LaunchRecord], where: str, expected: ReferenceRun | None = None
+        self,
+        launches: Sequence[LaunchRecord],
+        where: str,
+        expected: ReferenceRun | None = None,
+        expected_dtypes: Sequence[torch.dtype] | None = None,
     ) -> None:
         """At least one launch of its own kernels must have run programs and written data
         (``wrote`` is known in checked calls: candidate/work.py). A copy or a fill of one value
-        is data where the reference's own answer to the call (``expected``; for timed runs,
-        every reference call at the task's sizes) is one (ReferenceRun.answers)."""
-        answers = expected.answers if expected is not None else self.task_answers or frozenset()
+        is data where the reference's own answer to the call (``expected``, in
+        ``expected_dtypes``; for timed runs, every reference call at the task's sizes) is one
+        (``answers``)."""
         own = [launch for launch in launches if launch.own]
+        if expected is None:
+            answers = self.task_answers or frozenset()
+        else:
+            filled = frozenset(launch.wrote for launch in own if launch.wrote == "constant")
+            answers = self.answers(expected, filled, expected_dtypes)
         working = [launch for launch in own if did_work(launch, answers)]
         for launch in working:
             self.kernels[launch.name] += 1
