@@ -9,6 +9,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from services.sandbox.candidate.integrity import IntegrityWatch
+from services.sandbox.shared import tensor_bits
 from services.sandbox.shared.tensor_bits import Snapshot
 from services.sandbox.wire.tensors import pack_tensors, unpack_tensors
 
@@ -34,6 +35,27 @@ def test_a_snapshot_sees_the_memory_whatever_tensor_methods_became(lying_tensors
     assert snapshot.unchanged(x)
     torch.ops.aten.fill_(x, 2.0)  # a late write, through the dispatcher
     assert not snapshot.unchanged(x)
+
+
+@pytest.mark.parametrize("nbytes", [4096, 4092, 4093], ids=["64-bit words", "32-bit words", "bytes"])
+def test_a_digest_snapshot_sees_one_flipped_bit_anywhere_and_only_a_change(nbytes: int, monkeypatch) -> None:
+    """A snapshot too large to copy is a keyed digest taken chunk by chunk: one bit flipped
+    in any chunk, at its first or last word or the tensor's last byte, changes it; the same
+    bytes again do not; other keys give other digests."""
+    monkeypatch.setattr(tensor_bits, "_HOST_DIGEST_MIN_BYTES", 0)
+    monkeypatch.setattr(tensor_bits, "DIGEST_MIN_BYTES", 0)
+    monkeypatch.setattr(tensor_bits, "_DIGEST_CHUNK_WORDS", 100)  # several chunks and a short last one
+    monkeypatch.setattr(tensor_bits, "_WORD_WEIGHTS", {})
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, generator=generator)
+    snapshot = Snapshot(x)
+    assert snapshot.copy is None and snapshot.unchanged(x.clone())
+    for position in (0, 7, 799, 800, 801, nbytes // 2, nbytes - 1):
+        for bit in (0, 7):
+            flipped = x.clone()
+            flipped[position] ^= 1 << bit
+            assert not snapshot.unchanged(flipped), (position, bit)
+    assert len({tensor_bits._digest(x, key) for key in range(8)}) == 8
 
 
 def test_the_outputs_handed_over_are_their_bytes_whatever_tensor_methods_became(lying_tensors, monkeypatch):

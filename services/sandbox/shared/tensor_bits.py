@@ -11,6 +11,7 @@ mode left on) is watched by the harness's integrity check (candidate/integrity.p
 
 from __future__ import annotations
 
+import random
 import secrets
 from typing import Any
 
@@ -43,9 +44,11 @@ _narrow = _BASE["narrow"]
 _storage_pointer = torch._C.StorageBase.__dict__["data_ptr"]
 _storage_nbytes = torch._C.StorageBase.__dict__["nbytes"]
 _equal = torch.equal
-_arange = torch.arange
-_zeros = torch.zeros
-_add = torch.add
+_empty = torch.empty
+_stack = torch.stack
+_random = _BASE["random_"]
+_Generator = torch.Generator
+_Random = random.Random
 _mul = torch.mul
 _bitwise_or = torch.bitwise_or
 _int64 = torch.int64
@@ -142,6 +145,7 @@ DIGEST_MIN_BYTES = 64 * 2**20
 _DIGEST_WHEN_FREE_BELOW_COPIES = 4
 _HOST_DIGEST_MIN_BYTES = 2**30
 _DIGEST_CHUNK_WORDS = 1 << 24
+_WORD_WEIGHTS: dict[torch.device, torch.Tensor] = {}
 
 
 def bitwise_equal(a: Any, b: Any) -> bool:
@@ -153,21 +157,36 @@ def bitwise_equal(a: Any, b: Any) -> bool:
     return bool(_equal(flat_bytes(a), flat_bytes(b)))
 
 
+def _word_weights(device: torch.device) -> torch.Tensor:
+    """Secret odd 64-bit weights, one per word of a chunk, drawn once per process and device."""
+    weights = _WORD_WEIGHTS.get(device)
+    if weights is None:
+        generator = _Generator(device=device)
+        generator.manual_seed(secrets.randbits(63))
+        weights = _bitwise_or(_random(_empty(_DIGEST_CHUNK_WORDS, dtype=_int64, device=device), generator=generator), 1)
+        _WORD_WEIGHTS[device] = weights
+    return weights
+
+
 def _digest(tensor: torch.Tensor, key: int) -> int:
     """A keyed linear hash of the tensor's bytes modulo 2**64, computed chunk by chunk on the
-    tensor's device: a change at word i moves it by the change times a secret odd
-    multiplier of i, so no edit that leaves it equal can be aimed without the key."""
+    tensor's device: word i of chunk k is multiplied by the secret odd weight i (the same for
+    every chunk) and the chunk's sum by an odd multiplier drawn from ``key``, so a change at
+    any word moves the hash by the change times an odd number no edit can be aimed at without
+    both. Two passes of the data per chunk (a product, promoted to 64 bits in the kernel, and
+    its sum): hashing 6.4 GB took 60 ms on an H100 with the seven passes it had before."""
     raw = flat_bytes(tensor)
-    words = _view(raw, _int32) if _numel(raw) % 4 == 0 else raw
-    device = _device(tensor)
-    total = _zeros((), dtype=_int64, device=device)
-    multiplier, offset = key | 1, key >> 1
+    size = _numel(raw)
+    words = _view(raw, _int64) if size % 8 == 0 else _view(raw, _int32) if size % 4 == 0 else raw
+    weights = _word_weights(_device(tensor))
     count = int(_numel(words))
+    sums = []
     for start in range(0, count, _DIGEST_CHUNK_WORDS):
-        chunk = _to(_narrow(words, 0, start, min(_DIGEST_CHUNK_WORDS, count - start)), _int64)
-        weights = _add(_mul(_arange(start, start + _numel(chunk), dtype=_int64, device=device), multiplier), offset)
-        total = _add(total, _sum(_mul(chunk, _bitwise_or(weights, 1))))
-    return int(_item(total))
+        length = min(_DIGEST_CHUNK_WORDS, count - start)
+        sums.append(_sum(_mul(_narrow(words, 0, start, length), _narrow(weights, 0, 0, length))))
+    chunks = _Random(key)
+    total = sum((chunks.getrandbits(64) | 1) * value for value in _tolist(_stack(sums))) if sums else 0
+    return total % 2**64
 
 
 def _digest_rather_than_copy(tensor: torch.Tensor) -> bool:
