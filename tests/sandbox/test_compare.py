@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
+from services.sandbox.judge import compare as comparison
 from services.sandbox.judge.compare import compare_outputs, moved_share
 from services.sandbox.settings import Tolerance
 
@@ -126,3 +128,21 @@ def test_a_knocked_out_softmax_moves_though_every_change_is_below_atol():
     assert float((moved - reference).abs().max()) < FP32.atol
     assert moved_share([moved], [reference], [torch.float32], FP32) > 0.9
     assert moved_share([reference.clone()], [reference], [torch.float32], FP32) == 0.0
+
+
+@pytest.mark.parametrize("noise", [1e-3, 5e-2], ids=["within", "beyond"])
+def test_the_lean_pass_for_finite_outputs_gives_the_full_rules_statistics(noise: float) -> None:
+    """Finite outputs take a pass of about a third of the kernels (compare._finite_errors):
+    the same statistics as the full rules, zeros in the reference included; outputs holding
+    NaN or infinities go to the full rules."""
+    generator = torch.Generator().manual_seed(0)
+    reference = torch.randn(4096, generator=generator)
+    reference[:16] = 0.0
+    candidate = reference + noise * torch.randn(4096, generator=generator)
+    lean = comparison._finite_errors(candidate, reference, 1e-2, 1e-2)
+    full = comparison._all_errors(candidate, reference, 1e-2, 1e-2)
+    assert lean is not None and lean.outside == full.outside and (full.outside > 0) == (noise > 1e-2)
+    for field in ("max_abs", "max_rel", "diff_sq", "ref_sq"):
+        assert getattr(lean, field) == pytest.approx(getattr(full, field), rel=1e-12), field
+    candidate[7] = float("nan")
+    assert comparison._finite_errors(candidate, reference, 1e-2, 1e-2) is None

@@ -240,6 +240,14 @@ def derived():
     return [h * 0.5]
 
 
+def rescales_kernels():  # a batch norm in eval mode with fresh statistics: the output is z * 0.999995
+    z = torch.empty_like(X)
+    launch(relu_kernel, X, z)
+    y = torch.empty_like(X)
+    launch(scale_kernel, z, y, 0.999995)
+    return [y]
+
+
 def rescales_input():
     h = torch.empty_like(X)
     launch(scale_kernel, X, h, 2.0)
@@ -389,6 +397,7 @@ SCENARIOS = {
     "adds_negligible": (adds_negligible, False),
     "perturbs_sparsely": (perturbs_sparsely, False),
     "derived": (derived, False),
+    "rescales_kernels": (rescales_kernels, False),
     "rescales_input": (rescales_input, False),
     "rescales_pytorchs": (rescales_pytorchs, False),
     "casts_pytorchs": (casts_pytorchs, False),
@@ -614,10 +623,14 @@ def test_a_match_says_whether_the_profile_counts_what_made_it(
     assert matches and all(match.endswith(" (unprofiled)") != profiled for match in matches), matches
 
 
-@pytest.mark.parametrize("scenario", ["derived", "custom_op"])
+@pytest.mark.parametrize("scenario", ["derived", "custom_op", "rescales_kernels"])
 def test_results_made_from_the_kernels_are_not_pytorchs(scenario: str, scenarios: dict) -> None:
+    """Also a kernel rescaling another kernel's result into the output, as a batch norm in
+    eval mode with fresh statistics does (KernelBench level-2 33's honest solution was HACKED,
+    "written neither by its Triton kernels nor by any PyTorch operator", on an H100)."""
     assert scenarios[scenario]["right"]
     assert scenarios[scenario]["matches"] == []
+    assert scenarios[scenario]["unseen"] == []
 
 
 def test_an_output_made_out_of_the_traces_sight_is_reported(scenarios: dict) -> None:

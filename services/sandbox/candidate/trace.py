@@ -210,12 +210,12 @@ class PyTorchTrace(TorchDispatchMode):
             self._written.setdefault(pointer, [0, total])  # something of the call wrote it
             if _storage(source) in self._derived:
                 self._derived.add(pointer)
-                continue
-            self._derived.discard(pointer)
-            self._written[pointer][0] = 0
-            if self.plain(source):
-                self._keep_plain(target)
-            self._refresh(target)
+            else:
+                self._derived.discard(pointer)
+                self._written[pointer][0] = 0
+                if self.plain(source):
+                    self._keep_plain(target)
+            self._refresh(target)  # what it holds now, the trace saw written
 
     def used(self, tensors: list[torch.Tensor]) -> None:
         """Hears of the tensor arguments of a launch of the candidate's kernels, before it
