@@ -89,6 +89,7 @@ _logical_and = torch.logical_and
 _le = torch.le
 _bitwise_xor = torch.bitwise_xor
 _zeros_like = torch.zeros_like
+_zeros = torch.zeros
 _view_as_real = torch.view_as_real
 _float64 = torch.float64
 _int64 = torch.int64
@@ -314,12 +315,16 @@ class _Move:
         if self.kind == _bool:
             return
         if self.floating:
-            squares, count = 0.0, 0
-            for chunk in _chunks(target):
+            device = bits.device(target)
+            squares = _zeros((), dtype=_float64, device=device)
+            finite_count = _zeros((), dtype=_int64, device=device)
+            for chunk in _chunks(target):  # summed on the device: one wait, not two per chunk
                 finite = _finite_or_zero(chunk)
-                squares += float(bits.item(_sum(_mul(finite, finite))))
-                count += int(bits.item(_count(_isfinite(chunk))))
-            self.scale = sign * max((squares / count) ** 0.5 if count else 0.0, MIN_SCALE)
+                squares = _add(squares, _sum(_mul(finite, finite)))
+                finite_count = _add(finite_count, _count(_isfinite(chunk)))
+            count = int(bits.item(finite_count))
+            rms = (float(bits.item(squares)) / count) ** 0.5 if count else 0.0
+            self.scale = sign * max(rms, MIN_SCALE)
             return
         extremes = [(int(bits.item(low)), int(bits.item(high))) for low, high in map(_aminmax, _chunks(target))]
         if extremes:

@@ -280,18 +280,19 @@ def moved_share(
             moved += sum(int((c != r).sum()) for _, c, r in _chunks(got, want, None))
             continue
         atol = min(tolerance.atol, tolerance.max_rel_l2 * _rms(want))
-        for _, c, r in _chunks(got, want):
-            moved += int(_outside(c, r, atol, tolerance.rtol)[0].sum())
+        errors = _finite_errors(got, want, atol, tolerance.rtol) or _all_errors(got, want, atol, tolerance.rtol)
+        moved += errors.outside
     return moved / total if total else 0.0
 
 
 def _rms(tensor: torch.Tensor) -> float:
     """The root mean square of a tensor's finite values (0 when it has none)."""
-    squares, count = 0.0, 0
+    sums = torch.zeros(2, dtype=torch.float64, device=tensor.device)
     for _, values, _ in _chunks(tensor, tensor):
-        finite = values[torch.isfinite(values)]
-        squares += float((finite * finite).sum())
-        count += finite.numel()
+        finite = torch.isfinite(values)
+        kept = torch.where(finite, values, 0.0)
+        sums += torch.stack([torch.dot(kept, kept), finite.sum(dtype=torch.float64)])
+    squares, count = sums.tolist()
     return math.sqrt(squares / count) if count else 0.0
 
 
