@@ -518,7 +518,7 @@ def test_pytorch_inside_a_compiled_launch_is_the_candidates_and_inside_the_inter
     seen: list[str] = []
 
     class Seen(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204 - torch's protocol
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             seen.append(str(func))
             return func(*args, **(kwargs or {}))
 

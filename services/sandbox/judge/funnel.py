@@ -571,9 +571,9 @@ class Evaluation:
             return run.answers
         dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in run.outputs]
         for output, dtype in zip(run.outputs, dtypes, strict=False):
-            if output.numel() > 1 and output.is_floating_point() and dtype.is_floating_point:
-                if self._one_value_passes(output, dtype):
-                    return run.answers | {"constant"}
+            floating = output.is_floating_point() and dtype.is_floating_point
+            if floating and output.numel() > 1 and self._one_value_passes(output, dtype):
+                return run.answers | {"constant"}
         return run.answers
 
     def _one_value_passes(self, output: torch.Tensor, dtype: torch.dtype) -> bool:
@@ -853,8 +853,8 @@ class Evaluation:
         if expected is None:
             answers = self.task_answers or frozenset()
         else:
-            filled = frozenset(launch.wrote for launch in own if launch.wrote == "constant")
-            answers = self.answers(expected, filled, expected_dtypes)
+            filled = any(launch.wrote == "constant" for launch in own)  # else the tolerance test is moot
+            answers = self.answers(expected, frozenset({"constant"} if filled else ()), expected_dtypes)
         working = [launch for launch in own if did_work(launch, answers)]
         for launch in working:
             self.kernels[launch.name] += 1

@@ -41,6 +41,7 @@ _untyped_storage = _BASE["untyped_storage"]
 _item = _BASE["item"]
 _tolist = _BASE["tolist"]
 _narrow = _BASE["narrow"]
+_storage_offset = _BASE["storage_offset"]
 _storage_pointer = torch._C.StorageBase.__dict__["data_ptr"]
 _storage_nbytes = torch._C.StorageBase.__dict__["nbytes"]
 _equal = torch.equal
@@ -146,6 +147,7 @@ _DIGEST_WHEN_FREE_BELOW_COPIES = 4
 _HOST_DIGEST_MIN_BYTES = 2**30
 _DIGEST_CHUNK_WORDS = 1 << 24
 _WORD_WEIGHTS: dict[torch.device, torch.Tensor] = {}
+_WORDS = {8: torch.int64, 4: torch.int32}
 
 
 def bitwise_equal(a: Any, b: Any) -> bool:
@@ -176,8 +178,9 @@ def _digest(tensor: torch.Tensor, key: int) -> int:
     both. Two passes of the data per chunk (a product, promoted to 64 bits in the kernel, and
     its sum): hashing 6.4 GB took 60 ms on an H100 with the seven passes it had before."""
     raw = flat_bytes(tensor)
-    size = _numel(raw)
-    words = _view(raw, _int64) if size % 8 == 0 else _view(raw, _int32) if size % 4 == 0 else raw
+    size, offset = _numel(raw), _storage_offset(raw)  # a view of a larger tensor starts anywhere
+    width = next(width for width in (8, 4, 1) if size % width == 0 and offset % width == 0)
+    words = _view(raw, _WORDS[width]) if width > 1 else raw
     weights = _word_weights(_device(tensor))
     count = int(_numel(words))
     sums = []
