@@ -32,8 +32,11 @@ from pathlib import Path
 
 import grpc
 
+from drkernel.channels import open_channel
+from drkernel.sections import SecuritySettings
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
+from services.sandbox.client import SERVICE
 from services.sandbox.server.isolation import Launcher
 from services.sandbox.settings import IsolationSettings
 from services.sandbox.tasks import builtin_task
@@ -156,7 +159,9 @@ def judge_all(
     each response, or the RPC error it got, by request id; ``on_result`` sees each as it comes
     (from a worker thread), so that a run cut short keeps what it finished. Unary calls rather
     than one EvaluateStream: a request that fails with an RPC error ends a whole stream, and
-    here one finding must not hide the others."""
+    here one finding must not hide the others. Through the channel every client of ours uses,
+    which retries what the server says may be retried (RESOURCE_EXHAUSTED: a full queue, or a
+    candidate process that failed while starting, as one can next to a fork bomb)."""
 
     def one(request: pb.EvaluateRequest) -> tuple[str, Outcome]:
         outcome: Outcome
@@ -168,7 +173,7 @@ def judge_all(
             on_result(request.request_id, outcome)
         return request.request_id, outcome
 
-    with grpc.insecure_channel(address) as channel:
+    with open_channel(address, SERVICE, SecuritySettings()) as channel:
         stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
         with concurrent.futures.ThreadPoolExecutor(_IN_FLIGHT) as pool:
             return dict(pool.map(one, list(requests)))
