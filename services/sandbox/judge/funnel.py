@@ -366,7 +366,7 @@ class Evaluation:
         message = self._record_check(kind, description, self._first_run, expected, None, self.tiny_spec, started)
         if message is not None:
             raise Stop(Verdict.INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
-        self.check_launches(self._first_run.result.launches, where, expected)
+        self.check_launches(self._first_run.result.launches, where, expected, candidate=self.tiny_spec)
         self.work.confirm(self._first_run, expected, where)
         self._first_run = None  # at the task's own sizes (profiles that never shrink) its copies are large
         need = self.footprint(self.tiny_spec)
@@ -399,7 +399,7 @@ class Evaluation:
             where = f"{_mode_name(train, grad)} on {sizes}"
             self.check_run(run, where)
             expected = self.reference_run(spec)
-            self.check_launches(run.result.launches, where, expected)
+            self.check_launches(run.result.launches, where, expected, candidate=spec)
             self.work.confirm(run, expected, where)
             del run  # before the next mode's copies
         if knock_at == len(_MODES):
@@ -458,7 +458,7 @@ class Evaluation:
                 variant.kind, variant.description, run, expected, variant.expected_dtypes, variant.reference, started
             )
             if message is None:
-                self.check_launches(run.result.launches, where, expected, variant.expected_dtypes)
+                self.check_launches(run.result.launches, where, expected, variant.expected_dtypes, variant.candidate)
                 self.work.confirm(run, expected, where)
                 self.evidence.stop_if_any()
                 passed += 1
@@ -560,21 +560,28 @@ class Evaluation:
         run: ReferenceRun,
         wanted: frozenset[Wrote] = frozenset({"constant"}),
         expected_dtypes: Sequence[torch.dtype] | None = None,
+        candidate: RunSpec | None = None,
     ) -> frozenset[Wrote]:
         """The degenerate writes that are the reference's own answer (ReferenceRun.answers),
-        and, when ``wanted``, ``constant`` where an output is one value at the judge's tolerance
-        in the dtype the candidate returns: a 16-bit mean or sum of many values can round to one
-        value for every row while the reference, run in float32 on the rounded inputs, keeps
-        them apart (KernelBench level-1 problem 4's honest matrix-vector product in bfloat16
-        was HACKED for filling its output with one value)."""
-        if "constant" in run.answers or "constant" not in wanted:
-            return run.answers
+        and, of those ``wanted``, the ones that are at the judge's tolerance, in the dtype the
+        candidate returns: ``constant`` where an output is one value (a 16-bit sum of a million
+        positive terms rounds to one value in every row while the reference, run in float32 on
+        the rounded inputs, keeps them apart: KernelBench level-1 problem 4's honest bfloat16
+        matrix-vector product was HACKED for filling its output with one value), ``copy`` where
+        an output is one of the candidate's inputs for the spec ``candidate`` (a 16-bit
+        ``x * 1.0001`` is ``x``)."""
+        found = set(run.answers)
         dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in run.outputs]
-        for output, dtype in zip(run.outputs, dtypes, strict=False):
-            floating = output.is_floating_point() and dtype.is_floating_point
-            if floating and output.numel() > 1 and self._one_value_passes(output, dtype):
-                return run.answers | {"constant"}
-        return run.answers
+        floating = [
+            (output, dtype)
+            for output, dtype in zip(run.outputs, dtypes, strict=False)
+            if output.is_floating_point() and dtype.is_floating_point and output.numel() > 1
+        ]
+        if "constant" in wanted - found and any(self._one_value_passes(o, d) for o, d in floating):
+            found.add("constant")
+        if "copy" in wanted - found and candidate is not None and self._an_input_passes(floating, candidate):
+            found.add("copy")
+        return frozenset(found)
 
     def _one_value_passes(self, output: torch.Tensor, dtype: torch.dtype) -> bool:
         """Whether ``output`` filled with its mean, in ``dtype``, passes the comparison with
@@ -587,6 +594,23 @@ class Evaluation:
         mean = torch.mean(output.detach(), dtype=torch.float64)
         one = torch.full((), float(mean), dtype=dtype, device=output.device).expand(output.shape)
         return self.compare([one], [output], [dtype])[0].passed
+
+    def _an_input_passes(self, outputs: Sequence[tuple[torch.Tensor, torch.dtype]], candidate: RunSpec) -> bool:
+        """Whether one of the candidate's float inputs for ``candidate``, as many elements as an
+        output and in its dtype, passes the comparison with that output (the inputs are drawn
+        again here, only when a launch copied one; where they do not fit in device memory, the
+        evaluation is not judged: never the candidate's fault)."""
+        try:
+            drawn = self.reference.runner.inputs(candidate)
+        except torch.OutOfMemoryError as error:
+            raise NotJudged(f"the judge's copy of the candidate's inputs did not fit in memory: {error}") from error
+        inputs = [x for x in drawn if isinstance(x, torch.Tensor)]
+        return any(
+            self.compare([x.detach().reshape(output.shape).to(dtype)], [output], [dtype])[0].passed
+            for output, dtype in outputs
+            for x in inputs
+            if x.is_floating_point() and x.numel() == output.numel()
+        )
 
     def candidate_run(
         self,
@@ -843,18 +867,19 @@ class Evaluation:
         where: str,
         expected: ReferenceRun | None = None,
         expected_dtypes: Sequence[torch.dtype] | None = None,
+        candidate: RunSpec | None = None,
     ) -> None:
         """At least one launch of its own kernels must have run programs and written data
         (``wrote`` is known in checked calls: candidate/work.py). A copy or a fill of one value
         is data where the reference's own answer to the call (``expected``, in
-        ``expected_dtypes``; for timed runs, every reference call at the task's sizes) is one
-        (``answers``)."""
+        ``expected_dtypes``, the candidate's spec ``candidate``; for timed runs, every reference
+        call at the task's sizes) is one (``answers``)."""
         own = [launch for launch in launches if launch.own]
         if expected is None:
             answers = self.task_answers or frozenset()
-        else:
-            filled = any(launch.wrote == "constant" for launch in own)  # else the tolerance test is moot
-            answers = self.answers(expected, frozenset({"constant"} if filled else ()), expected_dtypes)
+        else:  # only what some launch wrote needs the tolerance tests
+            wrote = frozenset(launch.wrote for launch in own if launch.wrote in ("constant", "copy"))
+            answers = self.answers(expected, wrote, expected_dtypes, candidate)
         working = [launch for launch in own if did_work(launch, answers)]
         for launch in working:
             self.kernels[launch.name] += 1

@@ -171,7 +171,7 @@ class WorkCheck:
             evaluation.evidence.add(reason)
             return reason
         evaluation.check_run(run, plan.where)
-        evaluation.check_launches(run.result.launches, plan.where, expected, plan.expected_dtypes)
+        evaluation.check_launches(run.result.launches, plan.where, expected, plan.expected_dtypes, plan.candidate)
         if run.result.overwritten == 0:
             return f"{plan.where}: no kernel results to knock out"
         count = len(run.result.output_strides) or len(run.outputs)
