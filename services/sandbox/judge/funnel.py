@@ -601,16 +601,15 @@ class Evaluation:
         again here, only when a launch copied one; where they do not fit in device memory, the
         evaluation is not judged: never the candidate's fault)."""
         try:
-            drawn = self.reference.runner.inputs(candidate)
+            inputs = [x for x in self.reference.runner.inputs(candidate) if isinstance(x, torch.Tensor)]
+            return any(
+                self.compare([x.detach().reshape(output.shape).to(dtype)], [output], [dtype])[0].passed
+                for output, dtype in outputs
+                for x in inputs
+                if x.is_floating_point() and x.numel() == output.numel()
+            )
         except torch.OutOfMemoryError as error:
             raise NotJudged(f"the judge's copy of the candidate's inputs did not fit in memory: {error}") from error
-        inputs = [x for x in drawn if isinstance(x, torch.Tensor)]
-        return any(
-            self.compare([x.detach().reshape(output.shape).to(dtype)], [output], [dtype])[0].passed
-            for output, dtype in outputs
-            for x in inputs
-            if x.is_floating_point() and x.numel() == output.numel()
-        )
 
     def candidate_run(
         self,
