@@ -10,7 +10,7 @@ accumulated in float64, chunk by chunk, so that no output needs a temporary of i
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -121,45 +121,46 @@ def _accumulate(candidate: torch.Tensor, reference: torch.Tensor, atol: float, r
 def _finite_errors(candidate: torch.Tensor, reference: torch.Tensor, atol: float, rtol: float) -> _Errors | None:
     """The statistics when every difference is finite (None otherwise: then some value is
     NaN or infinite, or a difference overflows, and the full rules decide)."""
-    stats = torch.zeros(6, dtype=torch.float64, device=reference.device)
-    for _, c, r in _chunks(candidate, reference):
+
+    def chunk_stats(c: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, ...]:
         diff = torch.sub(c, r).abs_()
         magnitude = r.abs()
         rel = torch.div(diff, magnitude).nan_to_num_(0.0, 0.0, 0.0)  # 0 where the reference is 0
-        chunk_stats = torch.stack(
-            [
-                diff.max() if diff.numel() else diff.new_zeros(()),
-                rel.max() if rel.numel() else rel.new_zeros(()),
-                torch.dot(diff, diff),
-                torch.dot(r, r),
-                torch.gt(diff, magnitude.mul_(rtol).add_(atol)).sum(dtype=torch.float64),
-                torch.isfinite(diff).logical_not_().sum(dtype=torch.float64),
-            ]
-        )
-        stats = torch.cat([torch.maximum(stats[:2], chunk_stats[:2]), stats[2:] + chunk_stats[2:]])
-    max_abs, max_rel, diff_sq, ref_sq, outside_count, nonfinite = stats.tolist()
-    if nonfinite:
-        return None
-    return _Errors(max_abs, max_rel, diff_sq, ref_sq, int(outside_count), 0)
+        outside = torch.gt(diff, magnitude.mul_(rtol).add_(atol)).sum(dtype=torch.float64)
+        nonfinite = torch.isfinite(diff).logical_not_().sum(dtype=torch.float64)
+        return diff, rel, torch.dot(diff, diff), torch.dot(r, r), outside, nonfinite
+
+    errors = _errors(candidate, reference, chunk_stats)
+    return None if errors.nonfinite else errors
 
 
 def _all_errors(candidate: torch.Tensor, reference: torch.Tensor, atol: float, rtol: float) -> _Errors:
     """The statistics under the full rules for non-finite values (``_outside``)."""
-    stats = torch.zeros(6, dtype=torch.float64, device=reference.device)
-    for _, c, r in _chunks(candidate, reference):
+
+    def chunk_stats(c: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, ...]:
         outside, bad_values, diff, magnitude = _outside(c, r, atol, rtol)
         rel = torch.where(magnitude > 0, diff / torch.where(magnitude > 0, magnitude, 1.0), torch.zeros_like(diff))
-        chunk_stats = torch.stack(
-            [
-                diff.max() if diff.numel() else diff.new_zeros(()),
-                rel.max() if rel.numel() else rel.new_zeros(()),
-                (diff * diff).sum(),
-                (magnitude * magnitude).sum(),
-                outside.sum(dtype=torch.float64),
-                bad_values.sum(dtype=torch.float64),
-            ]
-        )
-        stats = torch.cat([torch.maximum(stats[:2], chunk_stats[:2]), stats[2:] + chunk_stats[2:]])
+        squares = ((diff * diff).sum(), (magnitude * magnitude).sum())
+        return diff, rel, *squares, outside.sum(dtype=torch.float64), bad_values.sum(dtype=torch.float64)
+
+    return _errors(candidate, reference, chunk_stats)
+
+
+def _errors(
+    candidate: torch.Tensor,
+    reference: torch.Tensor,
+    chunk_stats: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, ...]],
+) -> _Errors:
+    """Statistics over every chunk, merged on the device (one sync at the end): ``chunk_stats``
+    gives a chunk's absolute and relative differences, then its sums of squared differences
+    and of the squared reference, and its counts of elements outside the tolerance and of
+    non-finite ones."""
+    stats = torch.zeros(6, dtype=torch.float64, device=reference.device)
+    for _, c, r in _chunks(candidate, reference):
+        diff, rel, *sums = chunk_stats(c, r)
+        maxima = [t.max() if t.numel() else t.new_zeros(()) for t in (diff, rel)]
+        chunk = torch.stack([*maxima, *sums])
+        stats = torch.cat([torch.maximum(stats[:2], chunk[:2]), stats[2:] + chunk[2:]])
     max_abs, max_rel, diff_sq, ref_sq, outside_count, nonfinite = stats.tolist()
     return _Errors(max_abs, max_rel, diff_sq, ref_sq, int(outside_count), int(nonfinite))
 

@@ -552,10 +552,10 @@ class Evaluation:
             run = self.reference.run(spec)
         if not spec.constants and spec.dtype is None and spec.round_to is None:
             known = self.task_answers
-            self.task_answers = self.answers(run) if known is None else known & self.answers(run, known)
+            self.task_answers = self._answers(run) if known is None else known & self._answers(run, known)
         return run
 
-    def answers(
+    def _answers(
         self,
         run: ReferenceRun,
         wanted: frozenset[Wrote] = frozenset({"constant"}),
@@ -872,13 +872,13 @@ class Evaluation:
         (``wrote`` is known in checked calls: candidate/work.py). A copy or a fill of one value
         is data where the reference's own answer to the call (``expected``, in
         ``expected_dtypes``, the candidate's spec ``candidate``; for timed runs, every reference
-        call at the task's sizes) is one (``answers``)."""
+        call at the task's sizes) is one (``_answers``)."""
         own = [launch for launch in launches if launch.own]
         if expected is None:
             answers = self.task_answers or frozenset()
         else:  # only what some launch wrote needs the tolerance tests
             wrote = frozenset(launch.wrote for launch in own if launch.wrote in ("constant", "copy"))
-            answers = self.answers(expected, wrote, expected_dtypes, candidate)
+            answers = self._answers(expected, wrote, expected_dtypes, candidate)
         working = [launch for launch in own if did_work(launch, answers)]
         for launch in working:
             self.kernels[launch.name] += 1
