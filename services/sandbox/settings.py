@@ -74,7 +74,12 @@ class CorrectnessSettings(Section):
         ),
     )
     late_write_wait_seconds: float = Field(
-        0.05, ge=0, description="Wait before re-reading outputs to catch writes after return."
+        0.05,
+        ge=0,
+        description=(
+            "Outputs are re-read this long after forward returned at the earliest, to catch writes "
+            "after return (the harness's own bookkeeping since the return counts toward it)."
+        ),
     )
     default_profile: Literal["strict", "kernelgym", "kernelbench"] = Field(
         "strict",

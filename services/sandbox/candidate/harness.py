@@ -39,6 +39,7 @@ from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.launches import LaunchRecorder
 from services.sandbox.candidate.streams import StreamWatch
 from services.sandbox.candidate.trace import PyTorchTrace
+from services.sandbox.candidate.triton_warm_up import warm_up_triton
 from services.sandbox.candidate.work import Replacement, WorkProbe
 from services.sandbox.shared import tensor_bits
 from services.sandbox.shared.clock import Clock, GraphedCalls, sample_values, superseded
@@ -159,9 +160,10 @@ class Harness:
     # Commands ---------------------------------------------------------------------------
 
     def warm_up(self) -> None:
-        """Starts the profiler's CUDA tracing (CUPTI, 5-7 s) and creates the CUDA context while
-        the process waits in the warm pool, before any candidate code exists, so that an
-        evaluation pays neither. CUPTI starts fastest before the context exists."""
+        """Starts the profiler's CUDA tracing (CUPTI, 5-7 s), creates the CUDA context and makes
+        a first Triton launch (triton_warm_up.py) while the process waits in the warm pool,
+        before any candidate code exists, so that an evaluation pays none of them. CUPTI starts
+        fastest before the context exists."""
         if self.device.type != "cuda" or self._warm:
             return
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
@@ -170,6 +172,8 @@ class Harness:
         self._start_device()
         with torch.profiler.profile(activities=activities):
             torch.ones(1, device=self.device).add_(1)
+        warm_up_triton(self.device, self.scratch / ".triton-warm-up")
+        self.recorder.take()  # the harness's own launch is no candidate's
         self._warm = True
 
     def _start_device(self) -> None:
@@ -279,7 +283,7 @@ class Harness:
         self._set_deterministic(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
         try:
-            outputs, at_return, seconds, kernels = self._checked_forward(model, inputs, spec)
+            outputs, at_return, seconds, returned_at, kernels = self._checked_forward(model, inputs, spec)
         finally:
             self._set_deterministic(False)
         matches, unseen = self.trace.matches(outputs), self.trace.unseen(outputs)
@@ -294,7 +298,7 @@ class Harness:
                     "hide its PyTorch work from the profile)",
                 )
             )
-        self._settle(command.late_write_wait_seconds)
+        self._settle(command.late_write_wait_seconds, returned_at)
         if not all(snapshot.unchanged(o) for snapshot, o in zip(at_return, outputs, strict=False)):
             problems.append(
                 Problem(
@@ -343,32 +347,35 @@ class Harness:
 
     def _checked_forward(
         self, model: Any, inputs: list[Any], spec: Any
-    ) -> tuple[list[Any], list[Snapshot], float, list[KernelTime]]:
+    ) -> tuple[list[Any], list[Snapshot], float, float, list[KernelTime]]:
         """One forward call with the work probe armed and the PyTorch trace on, under the
         profiler when the evaluation profiles: every checked call alike, knock-out or not.
         The outputs are remembered the moment forward returns (a write after that is late),
-        before the profiler's own bookkeeping; the seconds are forward's own."""
+        before the profiler's own bookkeeping; the seconds are forward's own, and the clock
+        reading at its return is when the wait for late writes began."""
         outputs: list[Any] = []
         at_return: list[Snapshot] = []
         seconds: list[float] = []
+        returned: list[float] = []
         self._forged_ranges = 0
 
         def call() -> None:
             started = self._perf_counter()
             with self.trace, self.probe.armed(self._ask, self.trace):
                 outputs.extend(self._forward(model, inputs, spec))
-            seconds.append(self._perf_counter() - started)
+            returned.append(self._perf_counter())
+            seconds.append(returned[0] - started)
             with self.quiet():
                 at_return.extend(Snapshot(o) for o in outputs)
 
         if not self._profile:
             call()
-            return outputs, at_return, seconds[0], []
+            return outputs, at_return, seconds[0], returned[0], []
         self.interpreter.take_traffic()
         self._judge_ranges = 0
         kernels, ranges = profile_judged_calls(call, 1, self.device, self.interpreter.take_traffic)
         self._forged_ranges = ranges - self._judge_ranges
-        return outputs, at_return, seconds[0], kernels
+        return outputs, at_return, seconds[0], returned[0], kernels
 
     @contextmanager
     def quiet(self) -> Iterator[None]:
@@ -416,9 +423,13 @@ class Harness:
             )
         return problems
 
-    def _settle(self, wait_seconds: float) -> None:
+    def _settle(self, wait_seconds: float, returned_at: float) -> None:
+        """Waits until ``wait_seconds`` have passed since forward returned (at ``returned_at``)
+        and the device is idle: the profiler's bookkeeping and the checks since the return
+        count toward the wait, which they used to lengthen (on a GPU, half a second per
+        evaluation)."""
         self._device_sync()
-        self._sleep(wait_seconds)
+        self._sleep(max(0.0, wait_seconds - (self._perf_counter() - returned_at)))
         self._device_sync()
 
     def compile_check(self, _command: Any) -> Any:
