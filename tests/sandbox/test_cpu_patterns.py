@@ -120,6 +120,90 @@ def test_bounds_ranges_cover_tensors_in_tuples_and_descriptor_bases():
     assert ranges[2][2] - ranges[2][1] == base.untyped_storage().nbytes()
 
 
+_BUILDER_METHODS = ("create_masked_load", "create_masked_store", "create_atomic_cas", "create_atomic_rmw", "create_dot")
+# The interpreter's memory and dot methods replaced by recorders taking anything, then the
+# bounds monitor installed over them and each called as another Triton version might.
+_PASS_THROUGH = f"""
+import json
+from triton.runtime import interpreter
+builder = interpreter.interpreter_builder
+seen = {{}}
+def recording(name):
+    def method(*args, **kwargs):
+        seen[name] = [len(args), sorted(kwargs)]
+    return method
+for name in {_BUILDER_METHODS!r}:
+    setattr(builder, name, recording(name))
+from services.sandbox.candidate.bounds import InterpreterMonitor
+InterpreterMonitor().install()
+for name in {_BUILDER_METHODS!r}:
+    getattr(builder, name)(*range(7), policy="evict_last")
+print(json.dumps(seen))
+"""
+
+
+def test_bounds_monitor_passes_on_every_argument_the_interpreter_gives():
+    """Triton 3.6's interpreter gives a masked load six arguments, 3.9's five: a monitor
+    written for one made every kernel with a load a RUNTIME_ERROR under the other."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", _PASS_THROUGH], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-4000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {name: [7, ["policy"]] for name in _BUILDER_METHODS}
+
+
+_LOOP_KERNEL = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    total = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n, BLOCK):  # bounded by a kernel argument: its __index__
+        offsets = start + tl.arange(0, BLOCK)
+        total += tl.load(x_ptr + offsets, mask=offsets < n, other=0.0)
+    tl.store(out_ptr, tl.sum(total))
+
+
+def check():
+    x, out = torch.arange(100, dtype=torch.float32), torch.zeros(1)
+    row_sum[(1,)](x, out, 100, BLOCK=32)
+    return out.item()
+"""
+# Triton 3.6's scalar index (int() of a one-element array, which NumPy 2.4+ refuses) put back
+# under the CPU support, then a kernel whose loop is bounded by an argument run through it.
+_OLD_INDEX = """
+import importlib.util, sys
+from triton.runtime import interpreter
+newer = interpreter._patch_lang_tensor
+def as_in_triton_3_6(tensor, scope):
+    newer(tensor, scope)
+    scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+interpreter._patch_lang_tensor = as_in_triton_3_6
+from services.sandbox.candidate import cpu_support
+cpu_support.install()
+spec = importlib.util.spec_from_file_location("candidate", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+print(module.check())
+"""
+
+
+def test_loops_bounded_by_an_argument_run_under_older_tritons_with_newer_numpy(tmp_path):
+    """The GPU image's Triton 3.6 with NumPy 2.5 failed every such loop on CPU (a
+    reduction, a softmax, a norm: honest kernels judged RUNTIME_ERROR)."""
+    path = tmp_path / "candidate.py"
+    path.write_text(_LOOP_KERNEL)
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", _OLD_INDEX, str(path)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert float(done.stdout.strip().splitlines()[-1]) == sum(range(100))
+
+
 # Compile check from the launched functions ----------------------------------------------
 
 HELPER_AND_CLOSURE = """
@@ -499,6 +583,32 @@ def test_libdevice_rounding_modes_bracket_the_exact_result():
         for m in ("rd", "ru")
     )
     assert float(root_down) < math.sqrt(2) < float(root_up) == float(np.nextafter(root_down, np.float32(3)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fma_rounded_once_where_the_interpreter_has_no_native_one(dtype):
+    """Triton before 3.7 has no native fma in its interpreter: the fallback rounds the exact
+    value once, as the native one (Triton 3.7+) does, on random operands and on products
+    that land next to a tie of the result's precision (where rounding twice goes wrong)."""
+    from triton._C.libtriton import interpreter as native
+
+    fma = getattr(native, "fma_fp32" if dtype == np.float32 else "fma_fp64", None)
+    if fma is None:
+        pytest.skip("this Triton has no native fma to compare with")
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.standard_normal(20_000).astype(dtype) * dtype(10) ** rng.integers(-3, 4, 20_000) for _ in range(3))
+    # z + x * y = 1 + 2^-p + 2^-(3p-2), just above the tie between 1 and 1 + 2^-(p-1): rounded
+    # to a wider type first, it lands on the tie and then goes to 1 (even), not up
+    step = 2.0 ** -np.finfo(dtype).nmant
+    x, y = -(step / 2) * (1 - step), 1 + step
+    a = np.concatenate([a, [x, 0.0, -0.0]])
+    b = np.concatenate([b, [y, -1.0, 1.0]])
+    c = np.concatenate([c, [y, -0.0, -0.0]])
+    a, b, c = (x.astype(dtype) for x in (a, b, c))
+    bits_of = np.uint32 if dtype == np.float32 else np.uint64
+    got = libdevice_numpy._fma_from_exact([a, b, c], np.dtype(dtype))
+    assert got.dtype == dtype
+    assert np.array_equal(got.view(bits_of), fma(a, b, c).view(bits_of))  # signed zeros and all
 
 
 def test_libdevice_integer_and_conversion_functions():

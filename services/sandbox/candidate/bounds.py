@@ -204,28 +204,30 @@ class InterpreterMonitor:
         cas, rmw = builder.create_atomic_cas, builder.create_atomic_rmw
         dot = builder.create_dot
 
-        def checked_load(ptrs: Any, mask: Any, other: Any, cache_policy: Any, is_volatile: Any) -> Any:
+        # The arguments after the ones checked differ across Triton versions (3.6 passes the
+        # cache modifier and eviction policy apart, 3.9 one cache policy): passed on as given.
+        def checked_load(ptrs: Any, mask: Any, *rest: Any, **options: Any) -> Any:
             _check("load", ptrs, mask)
-            return load(ptrs, mask, other, cache_policy, is_volatile)
+            return load(ptrs, mask, *rest, **options)
 
-        def checked_store(ptrs: Any, value: Any, mask: Any, cache_policy: Any) -> Any:
+        def checked_store(ptrs: Any, value: Any, mask: Any, *rest: Any, **options: Any) -> Any:
             _check("store", ptrs, mask)
-            return store(ptrs, value, mask, cache_policy)
+            return store(ptrs, value, mask, *rest, **options)
 
-        def checked_cas(ptr: Any, cmp: Any, val: Any, sem: Any, scope: Any) -> Any:
+        def checked_cas(ptr: Any, *rest: Any, **options: Any) -> Any:
             _check("atomic", ptr, None)
-            return cas(ptr, cmp, val, sem, scope)
+            return cas(ptr, *rest, **options)
 
-        def checked_rmw(op: Any, ptr: Any, val: Any, mask: Any, sem: Any, scope: Any) -> Any:
+        def checked_rmw(op: Any, ptr: Any, val: Any, mask: Any, *rest: Any, **options: Any) -> Any:
             _check("atomic", ptr, mask)
-            return rmw(op, ptr, val, mask, sem, scope)
+            return rmw(op, ptr, val, mask, *rest, **options)
 
-        def counted_dot(a: Any, b: Any, d: Any, input_precision: Any, max_num_imprecise_acc: Any) -> Any:
+        def counted_dot(a: Any, b: Any, *rest: Any, **options: Any) -> Any:
             launch: LaunchWork | None = getattr(_active, "launch", None)
             if launch is not None:
                 *batch, m, k = a.data.shape
                 launch.dot_flops += 2 * int(np.prod(batch, dtype=np.int64)) * m * k * b.data.shape[-1]
-            return dot(a, b, d, input_precision, max_num_imprecise_acc)
+            return dot(a, b, *rest, **options)
 
         builder.create_masked_load = checked_load
         builder.create_masked_store = checked_store

@@ -7,10 +7,16 @@ candidate's process on CPU before any candidate code runs.
   pruning (``early_config_prune``, ``perf_model``): a deterministic choice, run through the
   autotuner's single-config path, hooks included. The launch recorder sees that config's
   meta-parameters and options, so the GPU compile check compiles exactly the config that ran.
+  Triton before 3.7 benchmarks even a single pruned config: its benchmark gives every config
+  the same time there, without running or timing anything.
 - A kernel defined inside a function loses its closure: the interpreter re-executes the
   kernel's rewritten source at module level, so a helper @triton.jit function or a constant
   of the enclosing function is a NameError, while the GPU compiler sees it. The rewritten
   function gets the original's closure cells back.
+- Triton before 3.7 turns a scalar into an index with ``int()`` of its one-element array,
+  which NumPy 2.4 and later refuse ("only 0-dimensional arrays can be converted to Python
+  scalars"): every loop bounded by a kernel argument failed. The index is taken from the
+  element itself, as later Tritons do.
 - libdevice has NumPy equivalents (libdevice_numpy.py).
 - bfloat16 arithmetic, reductions, scans, dots and casts run on the values in float32 with
   one rounding to nearest even, as on a GPU, not on their uint16 bits (bf16_interpreter.py).
@@ -31,6 +37,7 @@ def install() -> None:
     bf16_interpreter.install()
     _keep_first_autotune_config()
     _keep_closures()
+    _index_from_the_element()
 
 
 def _keep_first_autotune_config() -> None:
@@ -43,8 +50,12 @@ def _keep_first_autotune_config() -> None:
     def first_config(tuner: Any, kwargs: dict[str, Any]) -> list[Any]:
         return prune(tuner, kwargs)[:1]
 
+    def untimed(tuner: Any, *args: Any, config: Any, **meta: Any) -> list[float]:
+        return [0.0, 0.0, 0.0]  # the median and quantiles _bench would give
+
     first_config.sandbox_patch = True  # type: ignore[attr-defined]
     Autotuner.prune_configs = first_config  # type: ignore[method-assign]
+    Autotuner._bench = untimed  # type: ignore[method-assign]
 
 
 def _keep_closures() -> None:
@@ -91,3 +102,18 @@ def _keep_closures() -> None:
 
     with_closure.sandbox_patch = True  # type: ignore[attr-defined]
     FunctionRewriter._compile_and_exec = with_closure  # type: ignore[method-assign]
+
+
+def _index_from_the_element() -> None:
+    from triton.runtime import interpreter
+
+    patch_tensor = interpreter._patch_lang_tensor
+    if getattr(patch_tensor, "sandbox_patch", False):
+        return
+
+    def with_element_index(tensor: Any, scope: Any) -> None:
+        patch_tensor(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+
+    with_element_index.sandbox_patch = True  # type: ignore[attr-defined]
+    interpreter._patch_lang_tensor = with_element_index

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
+import struct
 from collections.abc import Callable
 from fractions import Fraction
 from functools import wraps
@@ -103,8 +104,11 @@ def _nearest(op: str, args: list[np.ndarray], out: np.dtype) -> np.ndarray:
     wide = [a.astype(np.float64) if out == np.float32 else a.astype(out) for a in args]
     with np.errstate(all="ignore"):
         if op == "fma":
-            fma = native.fma_fp32 if out == np.float32 else native.fma_fp64
-            return fma(*[a.astype(out) for a in np.broadcast_arrays(*args)])
+            operands = [a.astype(out) for a in np.broadcast_arrays(*args)]
+            fma = getattr(native, "fma_fp32" if out == np.float32 else "fma_fp64", None)
+            if fma is None:  # Triton before 3.7
+                return _fma_from_exact(operands, out)
+            return fma(*operands)
         result = {
             "add": lambda: wide[0] + wide[1],
             "sub": lambda: wide[0] - wide[1],
@@ -114,6 +118,31 @@ def _nearest(op: str, args: list[np.ndarray], out: np.dtype) -> np.ndarray:
             "rcp": lambda: 1 / wide[0],
         }[op]()
     return np.asarray(result).astype(out)
+
+
+def _fma_one(x: float, y: float, z: float, float32: bool) -> float:
+    """x * y + z rounded once: exactly as a fraction, then to the nearest double; for a
+    float32 result the double is rounded to odd (moved one step toward the exact value when
+    that was inexact and left it even), which the cast to float32 then rounds correctly."""
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+        return x * y + z  # infinities and NaN follow the same rules unrounded
+    exact = Fraction(x) * Fraction(y) + Fraction(z)
+    if exact == 0:
+        return x * y + z  # the product is then a double: this gives the zero's IEEE sign
+    try:
+        nearest = float(exact)
+    except OverflowError:
+        return math.copysign(math.inf, exact)
+    if float32 and Fraction(nearest) != exact and struct.unpack("<q", struct.pack("<d", nearest))[0] & 1 == 0:
+        nearest = math.nextafter(nearest, math.inf if exact > nearest else -math.inf)
+    return nearest
+
+
+def _fma_from_exact(operands: list[np.ndarray], out: np.dtype) -> np.ndarray:
+    """Correctly rounded fma where Triton's interpreter has no native one."""
+    float32 = out == np.float32
+    one = np.frompyfunc(lambda x, y, z: _fma_one(float(x), float(y), float(z), float32), 3, 1)
+    return np.asarray(one(*operands), dtype=np.float64).astype(out)
 
 
 _EXACT_OPS: dict[str, Callable[..., Any]] = {
