@@ -92,10 +92,16 @@ def run_config(args: argparse.Namespace, model: Path, train: list[str], heldout:
     )
 
 
-def evaluate(args: argparse.Namespace, model: Path, config: RunConfig) -> dict[str, Any]:
-    """Correctness and mean reward of ``model``'s samples on the held-out split (one generation
-    batch per task: on the GPU the batch count, not the sample count, sets the time)."""
-    _, heldout = split_tasks(config.tasks)
+def evaluate(
+    args: argparse.Namespace, model: Path, config: RunConfig, samples_out: Path, recall: int = 0
+) -> dict[str, Any]:
+    """Correctness and mean reward of ``model``'s samples on the held-out split (the requests
+    batched by the policy server), every sample with the judge's feedback in ``samples_out``;
+    with ``recall``, on that many training tasks instead, spread over the families (what
+    SFT taught, not what transfers)."""
+    train, heldout = split_tasks(config.tasks)
+    if recall:
+        heldout = train[:: max(1, len(train) // recall)][:recall]
     services = Services(config.model_copy(update={"model": model}), model, "auto", config.dtype)
     try:
         assert services.sandbox is not None
@@ -117,6 +123,7 @@ def evaluate(args: argparse.Namespace, model: Path, config: RunConfig) -> dict[s
                 config.reward,
                 progress=False,
                 security=services.security,
+                samples_out=samples_out,
             )
         )
     finally:
@@ -194,12 +201,14 @@ def summary(out: Path) -> str:
     lines = ["# SFT then RL, held-out split", "", f"{'model':<10} {'correct':>8} {'reward':>8} {'solved':>8}"]
     rows = [
         (name, EvaluationReport.model_validate(results[name]))
-        for name in ("eval_base", "eval_sft", "eval_rl")
+        for name in ("eval_base", "eval_sft", "eval_rl", "eval_sft_recall")
         if name in results
     ]
     lines += [f"{name[5:]:<10} {r.correct_rate:>8.1%} {r.mean_reward:>8.3f} {r.solved_rate:>8.1%}" for name, r in rows]
-    if len(rows) >= 2:
-        lines += ["", f"first vs last ({rows[0][0]} -> {rows[-1][0]}):", comparison_table(rows[0][1], rows[-1][1])]
+    heldout_rows = [row for row in rows if row[0] != "eval_sft_recall"]
+    if len(heldout_rows) >= 2:
+        first, last = heldout_rows[0], heldout_rows[-1]
+        lines += ["", f"first vs last ({first[0]} -> {last[0]}):", comparison_table(first[1], last[1])]
     lines.append("")
     if "rl" in results:
         lines.append("RL steps (reward_mean, correct_rate, mrs_rejected_rate, logprob_mismatch, seconds_step):")
@@ -227,6 +236,13 @@ def main() -> int:
         help="Leave out this evaluation (measured by an earlier run of the same recipe: a lease is short).",
     )
     parser.add_argument("--quick", action="store_true", help="Tiny sizes: checks the pipeline, proves nothing.")
+    parser.add_argument("--rl-steps", type=int, help="RL steps (default 4; 1 with --quick).")
+    parser.add_argument(
+        "--recall-tasks",
+        type=int,
+        default=0,
+        help="Also evaluate the SFT model on this many training tasks (recall of its data, not transfer).",
+    )
     parser.add_argument("--sandbox-workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     args = parser.parse_args()
     sizes = (
@@ -248,7 +264,9 @@ def main() -> int:
             sft_epochs=4,
             sft_lr=5e-5,
             eval_samples=8,
-            max_tokens=768,
+            # the longest solution of a held-out operation is 1,029 tokens (log_softmax), of a
+            # training task 1,152: a shorter limit makes them unsolvable by truncation
+            max_tokens=1280,
             rl_steps=4,
             rl_lr=1e-5,
             tasks_per_step=4,
@@ -257,7 +275,8 @@ def main() -> int:
         )
     )
     for key, value in sizes.items():
-        setattr(args, key, value)
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
     train, heldout, excluded = split()
@@ -265,14 +284,17 @@ def main() -> int:
     model = base_model(args, out)
     config = run_config(args, model, train, heldout)
     if "base" not in args.skip_evaluation:
-        phase(out, "eval_base", lambda: evaluate(args, model, config))
+        phase(out, "eval_base", lambda: evaluate(args, model, config, out / "samples_base.jsonl"))
     sft_model = Path(phase(out, "sft", lambda: sft(args, out, model, excluded))["out_dir"])
     if "sft" not in args.skip_evaluation:
-        phase(out, "eval_sft", lambda: evaluate(args, sft_model, config))
+        phase(out, "eval_sft", lambda: evaluate(args, sft_model, config, out / "samples_sft.jsonl"))
+    if args.recall_tasks:
+        samples_out = out / "samples_sft_recall.jsonl"
+        phase(out, "eval_sft_recall", lambda: evaluate(args, sft_model, config, samples_out, args.recall_tasks))
     if args.stop_after != "sft":
         rl_config = config.model_copy(update={"model": sft_model})
         rl_model = Path(phase(out, "rl", lambda: rl(out, rl_config))["model"])
-        phase(out, "eval_rl", lambda: evaluate(args, rl_model, config))
+        phase(out, "eval_rl", lambda: evaluate(args, rl_model, config, out / "samples_rl.jsonl"))
     text = summary(out)
     (out / "summary.md").write_text(text + "\n")
     print(text)

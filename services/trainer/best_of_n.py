@@ -16,6 +16,7 @@ seen in training mean the same thing.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -120,6 +121,7 @@ class JudgedSample:
     hacked: bool
     speedup: float
     completion_tokens: int
+    feedback: str = ""  # the judge's words on it (its error, when not correct)
 
 
 async def sample_judged(
@@ -154,6 +156,7 @@ async def sample_judged(
             hacked=judgement.hacked,
             speedup=judgement.speedup,
             completion_tokens=len(completion.token_ids),
+            feedback=judgement.feedback,
         )
 
     async def one(task: Task) -> list[JudgedSample]:
@@ -359,8 +362,33 @@ async def evaluate_policy(
     progress: bool = True,
     *,
     security: SecuritySettings,
+    samples_out: Path | None = None,
 ) -> EvaluationReport:
     """Correctness rate and mean reward per task (and pooled) of the policy server's model
-    over ``tasks``, ``settings.samples`` samples each (greedy by default)."""
+    over ``tasks``, ``settings.samples`` samples each (greedy by default); with
+    ``samples_out``, every sample as a JSON line too (what it wrote and what the judge said:
+    the numbers alone do not tell why a model fails)."""
     samples = await _with_clients(tasks, settings, policy_address, sandbox_address, reward, progress, security)
+    if samples_out is not None:
+        write_samples(samples_out, samples)
     return summarize(samples, settings)
+
+
+def write_samples(path: Path, samples: Sequence[JudgedSample]) -> None:
+    """One JSON object per sample: task, index, verdict, reward, correct, hacked, completion
+    tokens, the judge's feedback and the completion's text."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as file:
+        for s in samples:
+            row = {
+                "task": s.task.name,
+                "index": s.index,
+                "verdict": s.verdict,
+                "reward": s.reward,
+                "correct": s.correct,
+                "hacked": s.hacked,
+                "completion_tokens": s.completion_tokens,
+                "feedback": s.feedback,
+                "text": s.text,
+            }
+            file.write(json.dumps(row) + "\n")

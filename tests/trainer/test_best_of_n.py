@@ -239,10 +239,16 @@ def test_best_of_n_and_evaluation_against_a_policy_server(
             SamplingSettings(samples=1, temperature=0.0, max_tokens=12),
             progress=False,
             security=SecuritySettings(),
+            samples_out=tmp_path / "samples.jsonl",
         )
     )
     assert (greedy.samples, greedy.correct_rate, greedy.solved_rate) == (1, 0.0, 0.0)
     assert greedy.tasks[0].task == "l1_relu"
+    (row,) = [json.loads(line) for line in (tmp_path / "samples.jsonl").read_text().splitlines()]
+    # what the model wrote and why it is not correct: 12 tokens hold no ModelNew module
+    assert (row["task"], row["correct"], row["completion_tokens"]) == ("l1_relu", False, 12)
+    assert greedy.tasks[0].verdicts == {row["verdict"]: 1}
+    assert row["text"] and row["feedback"]
 
 
 def test_kept_samples_are_written_as_sft_data_best_first(tmp_path: Path) -> None:
