@@ -66,15 +66,20 @@ import triton.language as tl
 """
 
 
+def _interpreted(script: str, *args: str, timeout: int, cwd: Path | None = None) -> str:
+    """The last line ``script`` prints, run in a fresh interpreter-mode Python process."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
 def _run(tmp_path: Path, source: str) -> dict:
     path = tmp_path / "candidate.py"
     path.write_text(_PRELUDE + textwrap.dedent(source))
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", _DRIVER, str(path)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(_interpreted(_DRIVER, str(path), timeout=300, cwd=tmp_path))
 
 
 # Compile requests and bounds ------------------------------------------------------------
@@ -145,10 +150,7 @@ print(json.dumps(seen))
 def test_bounds_monitor_passes_on_every_argument_the_interpreter_gives():
     """Triton 3.6's interpreter gives a masked load six arguments, 3.9's five: a monitor
     written for one made every kernel with a load a RUNTIME_ERROR under the other."""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", _PASS_THROUGH], capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0, done.stderr[-4000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = json.loads(_interpreted(_PASS_THROUGH, timeout=120))
     assert seen == {name: [7, ["policy"]] for name in _BUILDER_METHODS}
 
 
@@ -196,12 +198,7 @@ def test_loops_bounded_by_an_argument_run_under_older_tritons_with_newer_numpy(t
     reduction, a softmax, a norm: honest kernels judged RUNTIME_ERROR)."""
     path = tmp_path / "candidate.py"
     path.write_text(_LOOP_KERNEL)
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", _OLD_INDEX, str(path)], capture_output=True, text=True, env=env, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert float(done.stdout.strip().splitlines()[-1]) == sum(range(100))
+    assert float(_interpreted(_OLD_INDEX, str(path), timeout=120)) == sum(range(100))
 
 
 # Compile check from the launched functions ----------------------------------------------

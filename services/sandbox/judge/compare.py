@@ -102,13 +102,16 @@ def _outside(c: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> tupl
     return outside, bad_values, diff, magnitude
 
 
-def _accumulate(candidate: torch.Tensor, reference: torch.Tensor, atol: float, rtol: float) -> _Errors:
+def _statistics(candidate: torch.Tensor, reference: torch.Tensor, atol: float, rtol: float) -> _Errors:
     """All error statistics, kept on the device until the end (one sync): in one lean pass
     while both are finite, the common case (about a third of the kernels of the full rules),
     else under the full rules for NaN and infinities (``_outside``)."""
-    errors = _finite_errors(candidate, reference, atol, rtol)
-    if errors is None:
-        errors = _all_errors(candidate, reference, atol, rtol)
+    return _finite_errors(candidate, reference, atol, rtol) or _all_errors(candidate, reference, atol, rtol)
+
+
+def _accumulate(candidate: torch.Tensor, reference: torch.Tensor, atol: float, rtol: float) -> _Errors:
+    """The error statistics and the index of the first element outside the tolerance."""
+    errors = _statistics(candidate, reference, atol, rtol)
     if errors.outside:
         for start, c, r in _chunks(candidate, reference):
             outside = _outside(c, r, atol, rtol)[0]
@@ -281,8 +284,7 @@ def moved_share(
             moved += sum(int((c != r).sum()) for _, c, r in _chunks(got, want, None))
             continue
         atol = min(tolerance.atol, tolerance.max_rel_l2 * _rms(want))
-        errors = _finite_errors(got, want, atol, tolerance.rtol) or _all_errors(got, want, atol, tolerance.rtol)
-        moved += errors.outside
+        moved += _statistics(got, want, atol, tolerance.rtol).outside
     return moved / total if total else 0.0
 
 
