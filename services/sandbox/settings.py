@@ -262,6 +262,14 @@ class SandboxSettings(Section):
     )
     queue_capacity: int = Field(256, ge=1, description="Requests that may wait for a worker before refusals.")
     retry_pushback_ms: int = Field(500, ge=0, description="Retry hint sent with RESOURCE_EXHAUSTED.")
+    expected_evaluation_seconds: float = Field(
+        5.0,
+        gt=0,
+        description=(
+            "Evaluation time the retry hint assumes until evaluations have been timed (the hint then "
+            "follows a moving average of the real ones)."
+        ),
+    )
     default_timeout_seconds: float = Field(180.0, gt=0, description="Per evaluation.")
     max_timeout_seconds: float = Field(1800.0, gt=0, description="Cap on requested timeouts.")
     max_source_bytes: int = Field(512 * 2**10, gt=0, description="Largest reference or candidate source accepted.")

@@ -210,10 +210,14 @@ def test_concurrent_clients_all_get_the_right_answer(sandbox, clients):
 @pytest.mark.slow
 def test_retrying_clients_ride_out_a_full_queue(background_loop, tmp_path):
     running = background_loop.run(
-        start_sandbox(sandbox_settings(tmp_path, cpu_workers=1, queue_capacity=4), SecuritySettings())
+        start_sandbox(
+            # a syntax error takes a fraction of a second: the first retry hints assume about that
+            sandbox_settings(tmp_path, cpu_workers=1, queue_capacity=4, expected_evaluation_seconds=1.0),
+            SecuritySettings(),
+        )
     )
     try:
-        names = ["relu_syntax_error.py"] * 100
+        names = ["relu_syntax_error.py"] * 16  # four times what the queue holds
         answers = _clients(running.address, names, _retrying)
     finally:
         background_loop.run(running.stop())

@@ -107,8 +107,8 @@ def test_stream_answers_every_request_matched_by_id(sandbox_stub):
 
 @pytest.mark.slow
 def test_hang_times_out_crash_is_explained_and_the_next_evaluation_is_right(sandbox_stub):
-    hung = evaluate(sandbox_stub, "relu_task.py", "relu_infinite_loop.py", timeout_seconds=15)
-    assert hung.verdict == pb.VERDICT_TIMEOUT and "exceeded its limit of 15 s" in hung.error
+    hung = evaluate(sandbox_stub, "relu_task.py", "relu_infinite_loop.py", timeout_seconds=5)
+    assert hung.verdict == pb.VERDICT_TIMEOUT and "exceeded its limit of 5 s" in hung.error
     crashed = evaluate(sandbox_stub, "relu_task.py", "relu_segfault.py")
     assert crashed.verdict == pb.VERDICT_RUNTIME_ERROR
     assert "SIGSEGV" in crashed.error and "Segmentation fault" in crashed.error
@@ -117,7 +117,9 @@ def test_hang_times_out_crash_is_explained_and_the_next_evaluation_is_right(sand
 
 @pytest.mark.slow
 def test_full_queue_answers_resource_exhausted_and_retrying_clients_all_succeed(background_loop, tmp_path):
-    settings = sandbox_settings(tmp_path, cpu_workers=1, queue_capacity=1, retry_pushback_ms=200)
+    settings = sandbox_settings(
+        tmp_path, cpu_workers=1, queue_capacity=1, retry_pushback_ms=200, expected_evaluation_seconds=0.5
+    )
     running = background_loop.run(start_sandbox(settings, SecuritySettings()))
     request = pb.EvaluateRequest(
         reference_source=source("relu_task.py"), candidate_source=source("relu_syntax_error.py")

@@ -134,7 +134,7 @@ class Scheduler:
         self.queues = {device: asyncio.Queue[_Item](settings.queue_capacity) for device in self.workers}
         self._consumers: list[asyncio.Task[None]] = []
         # moving average of evaluation seconds, for retry hints
-        self._recent_seconds = {device: 5.0 for device in self.workers}
+        self._recent_seconds = {device: settings.expected_evaluation_seconds for device in self.workers}
         self._closing = False
 
     async def start(self) -> None:
