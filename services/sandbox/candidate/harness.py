@@ -35,6 +35,7 @@ from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.candidate.import_check import ImportCheck
 from services.sandbox.candidate.integrity import IntegrityWatch, OperatorRecording
+from services.sandbox.candidate.introspection import IntrospectionGuard
 from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.launches import LaunchRecorder
 from services.sandbox.candidate.streams import StreamWatch
@@ -52,6 +53,7 @@ from services.sandbox.wire.judge_candidate import (
     ORDER,
     CandidateFailed,
     CompileResult,
+    ErrorKind,
     Failure,
     GraphCaptured,
     LaunchQuery,
@@ -110,6 +112,7 @@ class Harness:
         self.interpreter.install()
         self.recording = OperatorRecording()
         self.recording.install()
+        self.introspection = IntrospectionGuard()
         self.recorder = LaunchRecorder(self.own_file, self.interpreter.last_stored_bytes, self.kernel_code)
         self.recorder.install()
         self.streams = StreamWatch()
@@ -191,6 +194,7 @@ class Harness:
         spec = importlib.util.spec_from_file_location("candidate", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
+        self.introspection.arm()  # from here on candidate code may run
         # On CPU, a second import without the interpreter, as on a GPU (import_check.py).
         without_interpreter = (
             ImportCheck.start(path, [self.sock.fileno()], lambda e: describe_exception(e, self.own_file))
@@ -288,7 +292,11 @@ class Harness:
             self._set_deterministic(False)
         matches, unseen = self.trace.matches(outputs), self.trace.unseen(outputs)
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
-        findings = self.recording.take() + (self.kernel_code.take_findings() if self.kernel_code is not None else [])
+        findings = (
+            self.recording.take()
+            + self.introspection.take()
+            + (self.kernel_code.take_findings() if self.kernel_code is not None else [])
+        )
         problems += [Problem(severity="hack", message=m) for m in findings]
         if self._forged_ranges > 0:
             problems.append(
@@ -500,6 +508,14 @@ class Harness:
 
     # Loop -------------------------------------------------------------------------------
 
+    def _failure(self, kind: ErrorKind, message: str) -> Failure:
+        """A failed command's reply: a hack when the candidate was refused introspection (its
+        failure is most likely that refusal, and the attempt is the finding either way)."""
+        findings = self.introspection.take()
+        if findings:
+            return Failure(error="hack", message="; ".join(findings))
+        return Failure(error=kind, message=message)
+
     def serve(self) -> None:
         handlers = {
             "load": self.load,
@@ -522,10 +538,9 @@ class Harness:
             try:
                 reply, payload, fds = handlers[command.kind](command)
             except CandidateFailed as error:
-                reply, payload = Failure(error=error.kind, message=str(error)), b""
+                reply, payload = self._failure(error.kind, str(error)), b""
             except Exception as error:  # noqa: BLE001 - report, then keep serving
-                message = describe_exception(error, self.own_file)
-                reply, payload = Failure(error="runtime", message=message), b""
+                reply, payload = self._failure("runtime", describe_exception(error, self.own_file)), b""
             send(self.sock, reply, payload, fds)
 
 

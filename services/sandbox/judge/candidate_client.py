@@ -54,6 +54,11 @@ class CandidateLost(Exception):
     """The candidate's process hung up, died or sent garbage."""
 
 
+class CandidateHacked(Exception):
+    """The candidate did what only a hack does, whatever else went wrong (a Failure of kind
+    "hack"): the verdict is HACKED, in whichever stage it came."""
+
+
 class JudgeOutOfMemory(Exception):
     """The judge's own copy of an output did not fit in device memory (not the candidate's fault)."""
 
@@ -108,6 +113,8 @@ class CandidateClient:
             fds = []
         if isinstance(reply, Failure):
             self._discard(size)
+            if reply.error == "hack":
+                raise CandidateHacked(reply.message)
             raise CandidateFailed(reply.error, reply.message)
         if not isinstance(reply, expected):
             raise CandidateLost(f"expected {expected.__name__}, got {type(reply).__name__}")

@@ -26,7 +26,13 @@ from collections.abc import Callable, Sequence
 import torch
 
 from services.profiler import KernelTime, ProfileSummary, kernel_profiles, method, profile_summary
-from services.sandbox.judge.candidate_client import CandidateClient, CandidateLost, CandidateRun, JudgeOutOfMemory
+from services.sandbox.judge.candidate_client import (
+    CandidateClient,
+    CandidateHacked,
+    CandidateLost,
+    CandidateRun,
+    JudgeOutOfMemory,
+)
 from services.sandbox.judge.compare import Comparison, compare_outputs
 from services.sandbox.judge.correctness_profiles import plan_for
 from services.sandbox.judge.evidence import HackEvidence
@@ -205,6 +211,8 @@ class Evaluation:
                 except CandidateLost as lost:
                     self.candidate_lost = True
                     raise Stop(Verdict.RUNTIME_ERROR, f"the candidate's process ended unexpectedly ({lost})") from lost
+                except CandidateHacked as hacked:
+                    self.evidence.stop(str(hacked))
                 except (TaskFailed, torch.OutOfMemoryError) as failure:
                     if not is_out_of_memory(failure):
                         raise BadTask(f"the reference fails: {failure}") from failure
@@ -255,7 +263,10 @@ class Evaluation:
         index = next(i for i, result in enumerate(stages) if result.stage == Stage.TIMING)
         timed = stages[index]
         try:
-            self.timing.retime_alone()
+            try:
+                self.timing.retime_alone()
+            except CandidateHacked as hacked:
+                self.evidence.stop(str(hacked))
         except Stop as stop:
             detail = (stop.error.splitlines() or [""])[0][:300]
             timed = StageResult(Stage.TIMING, StageStatus.FAILED, timed.elapsed_seconds, detail)

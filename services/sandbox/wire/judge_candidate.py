@@ -296,7 +296,8 @@ class GraphCaptured(Message):
 
 # "resources": the harness's own bookkeeping (snapshots, handing outputs over) ran out of
 # memory, which is not the candidate's fault.
-ErrorKind = Literal["compile", "construct", "runtime", "resources", "internal"]
+# "hack": the candidate did what only a hack does (candidate/introspection.py), whatever else failed.
+ErrorKind = Literal["compile", "construct", "runtime", "resources", "internal", "hack"]
 
 
 class CandidateFailed(Exception):

@@ -7,13 +7,14 @@ time-sliced against the hammer, so the measured speedup would grow. Its forward 
 in docs/BENCHMARKS.md. This one keeps two ~ms-long kernels queued while the judge works.)
 Since the proof of work (issue 11) it is HACKED before timing: the hammer's launches from its
 thread run in checked calls without the judge being asked whether to knock them out (H200,
-2026-11-26).
+2026-11-26). Since the introspection guard (candidate/introspection.py) reading the main
+thread's stack is refused, and the attempt alone is HACKED.
 
 source: shared-GPU interference between processes (CUDA time-slicing of contexts); Wafer field guide (2026), timing attacks
 task: tasks/relu_large.py
 timing: on
 expect: HACKED
-reason: ran without the judge being asked
+reason: it called sys._current_frames
 """
 
 import sys
