@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import socket
 import threading
 from pathlib import Path
@@ -59,3 +60,26 @@ def test_the_candidate_is_gone_when_the_judge_is_told_it_ended(tmp_path: Path) -
     assert returncode is not None  # reaped before the judge was answered
     assert left == []  # and every process of its sandbox gone (each candidate has its own uid as root)
     assert done.not_judged == "finished" and judgement is None
+
+
+def test_a_started_worker_has_a_candidate_that_finished_starting(tmp_path: Path) -> None:
+    # A server says SERVING only once its first evaluation pays no start-up: the warm
+    # candidate's Ready is already waiting (and left for the judge to read).
+    settings = SandboxSettings(
+        work_dir=tmp_path / "work",
+        warm_candidates=1,
+        isolation=IsolationSettings(uid_lock_dir=tmp_path / "uids", uid_base=70620),
+    )
+    worker = Worker(0, "cpu", settings, Launcher(settings.isolation), tmp_path / "run")
+
+    async def start() -> bool:
+        await worker.start()
+        try:
+            candidate = await worker._take_candidate()
+            readable, _, _ = select.select([candidate.sock], [], [], 0)
+            await worker._kill_candidate(candidate)
+            return bool(readable)
+        finally:
+            await worker.close()
+
+    assert asyncio.run(start())

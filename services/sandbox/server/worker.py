@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import itertools
 import os
+import select
 import shutil
 import signal
 import socket
@@ -81,6 +82,13 @@ class OutputTail:
         if self._task is not None:
             await asyncio.wait({self._task}, timeout=2)
         return self._chunks.decode(errors="replace")
+
+
+def _has_spoken(sock: socket.socket, timeout: float) -> bool:
+    """Whether the process at the other end sent something (its Ready, which is left for the
+    judge to read) or hung up, within ``timeout`` seconds."""
+    readable, _, _ = select.select([sock], [], [], timeout)
+    return bool(readable)
 
 
 @dataclass
@@ -355,9 +363,14 @@ class Worker:
             await self._kill_candidate(candidate)
 
     async def start(self) -> None:
-        """Starts the judge and the warm candidates."""
+        """Starts the judge and the warm candidates; returns once the judge is up and the first
+        warm candidate has finished starting (on a GPU its CUDA context and CUPTI, seconds), so
+        that a server says SERVING only when its first evaluation pays no start-up."""
         self._prepare_spares()
         self._judge = await self._start_judge()
+        first = await self._spares[0]
+        if not await asyncio.to_thread(_has_spoken, first.sock, _START_TIMEOUT_SECONDS):
+            log.warning("warm candidate still starting", worker=self.id, waited_seconds=_START_TIMEOUT_SECONDS)
 
     async def close(self) -> None:
         """Stops every process of this slot."""
