@@ -84,3 +84,22 @@ def test_a_dispatch_mode_left_on_is_tampering():
     finally:
         mode.__exit__(None, None, None)
     assert watch.changed() == []
+
+
+class _Instrument:
+    def ask(self) -> str:
+        return "real"
+
+
+def test_a_method_replaced_on_an_instrument_object_is_tampering():
+    # the class watch sees only class attributes; a method replaced on the one object the
+    # harness uses (found up the candidate's own stack) is tampering too
+    instrument = _Instrument()
+    instrument.state = 1  # data changes as the instrument works: never reported
+    watch = IntegrityWatch(instruments={"Instrument": instrument})
+    instrument.state = 2
+    assert watch.changed() == []
+    instrument.ask = lambda: "forged"  # type: ignore[method-assign]
+    assert "Instrument.ask" in watch.changed()
+    del instrument.ask
+    assert watch.changed() == []

@@ -674,3 +674,18 @@ def test_a_graph_replay_after_a_knock_out_leaves_the_call_knocking_out_nothing()
         probe.replayed(graph)
         assert probe.knocked_out == 0
     assert len(written) == 1
+
+
+def test_a_question_replaced_during_the_call_is_a_finding() -> None:
+    """A candidate that reaches the probe (up its own stack) and wraps its question keeps the
+    judge asked but answers the knock-out itself: the probe finds its question replaced."""
+    probe = WorkProbe("candidate.py", None, contextlib.nullcontext, lambda: None, lambda: None)
+    listener = types.SimpleNamespace()
+    with probe.armed(lambda _kernel: None, listener):
+        pass
+    assert probe.take_findings() == []
+    with probe.armed(lambda _kernel: None, listener):
+        probe._order = lambda _kernel: None
+    [finding] = probe.take_findings()
+    assert "question or listener was replaced" in finding
+    assert probe.take_findings() == []

@@ -149,7 +149,17 @@ class Harness:
                 **(self.kernel_code.current_patches() if self.kernel_code is not None else {}),
                 **self.probe.current_patches(),
                 **(self.streams.current_patches() if self.streams.patched else {}),
-            }
+            },
+            instruments={
+                "LaunchRecorder": self.recorder,
+                "WorkProbe": self.probe,
+                "PyTorchTrace": self.trace,
+                "StreamWatch": self.streams,
+                "OperatorRecording": self.recording,
+                "IntrospectionGuard": self.introspection,
+                "InterpreterMonitor": self.interpreter,
+                **({"KernelCode": self.kernel_code} if self.kernel_code is not None else {}),
+            },
         )
         self._share = device.type == "cuda" and cuda_share.available()
         self._shared: list[Any] = []  # outputs handed over by descriptor, freed at the next command
@@ -295,6 +305,7 @@ class Harness:
         findings = (
             self.recording.take()
             + self.introspection.take()
+            + self.probe.take_findings()
             + (self.kernel_code.take_findings() if self.kernel_code is not None else [])
         )
         problems += [Problem(severity="hack", message=m) for m in findings]

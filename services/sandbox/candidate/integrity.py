@@ -153,12 +153,27 @@ def _resolve(path: str) -> Any:
     raise LookupError(path)
 
 
-class IntegrityWatch:
-    """Remembers the identity of watched objects, and the state below Python that the judge's
-    tensor operations go through (``below_python``), and reports any that changed."""
+def _shadowing(instruments: Mapping[str, Any]) -> dict[str, Any]:
+    """Instance attributes of the instruments that stand over a method of their class (a
+    method replaced on one object, out of the class watch's sight), by ``Class.name``."""
+    return {
+        f"{name}.{attribute}": value
+        for name, instrument in instruments.items()
+        for attribute, value in vars(instrument).items()
+        if callable(getattr(type(instrument), attribute, None))
+    }
 
-    def __init__(self, extra: Callable[[], Mapping[str, Any]] | None = None) -> None:
+
+class IntegrityWatch:
+    """Remembers the identity of watched objects, the state below Python that the judge's
+    tensor operations go through (``below_python``) and the instruments' instance attributes
+    that stand over their class's (``instruments`` by name), and reports any that changed."""
+
+    def __init__(
+        self, extra: Callable[[], Mapping[str, Any]] | None = None, instruments: Mapping[str, Any] | None = None
+    ) -> None:
         self._extra = extra
+        self._instruments = dict(instruments or {})
         self._baseline = self._snapshot()
         self._below = below_python()
 
@@ -171,6 +186,7 @@ class IntegrityWatch:
                 snapshot[path] = _MISSING
         if self._extra is not None:
             snapshot.update(self._extra())
+        snapshot.update(_shadowing(self._instruments))
         return snapshot
 
     def changed(self) -> list[str]:
@@ -180,6 +196,7 @@ class IntegrityWatch:
         below = below_python()
         return sorted(
             [name for name, original in self._baseline.items() if now.get(name, _MISSING) is not original]
+            + [name for name in now.keys() - self._baseline.keys()]
             + [name for name, original in self._below.items() if below.get(name) != original]
         )
 

@@ -385,6 +385,7 @@ class WorkProbe:
         self.knocked_out = 0  # tensors whose written elements were replaced in this call
         self.launches = 0  # own launches seen in this call (the trace watches it move)
         self.patched: dict[str, Callable[..., Any]] = {}
+        self._swapped = False  # the question or the listener was replaced during a call
 
     def install(self) -> None:
         """Wraps ``JITFunction.run`` (compiled kernels, autotuners, heuristics) and
@@ -417,7 +418,16 @@ class WorkProbe:
             yield
         finally:
             with self._lock:  # a launch still in progress on another thread finishes first
+                self._swapped |= self._order is not order or self._listener is not listener
                 self._order, self._listener = None, _UNHEARD
+
+    def take_findings(self) -> list[str]:
+        """A finding when the question or the listener the harness armed the probe with was
+        replaced during a call since the last one (through the probe's instance attributes)."""
+        swapped, self._swapped = self._swapped, False
+        if not swapped:
+            return []
+        return ["the work probe's question or listener was replaced during the call (the judge's instruments edited)"]
 
     def replayed(self, graph: Any) -> None:
         """A CUDA graph replayed: what its captured own launches could write is written. The
