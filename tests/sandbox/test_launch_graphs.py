@@ -37,19 +37,25 @@ class _Stream:
     cuda_stream = 7
 
 
+def _launch_metadata(recorder: LaunchRecorder, name: str, filename: str, grid: tuple[int, ...]) -> None:
+    """Stands in for the recorder's CompiledKernel.launch_metadata wrapper (which needs a GPU)."""
+    recorder._record(name, filename, grid, None, 3)
+
+
 @pytest.fixture
 def recorder(monkeypatch: pytest.MonkeyPatch) -> LaunchRecorder:
     monkeypatch.setattr(torch.cuda, "current_stream", lambda *a, **k: _Stream())
     recorder = LaunchRecorder(OWN, stored_bytes=lambda: 0)
     recorder.install_graph_hooks(FakeCudaGraph)
+    recorder._writers = frozenset({_launch_metadata.__code__})  # as install() allows its wrappers
     return recorder
 
 
 def test_every_replay_counts_the_kernels_its_capture_launched(recorder: LaunchRecorder) -> None:
     graph = FakeCudaGraph()
     graph.capture_begin()
-    recorder._record("relu_kernel", OWN, (4,), None, 3)  # what launch_metadata does during capture
-    recorder._record("torch_helper", "/elsewhere.py", (1,), None, 3)
+    _launch_metadata(recorder, "relu_kernel", OWN, (4,))
+    _launch_metadata(recorder, "torch_helper", "/elsewhere.py", (1,))
     graph.capture_end()
     recorder.take()
     for _ in range(2):
@@ -62,14 +68,25 @@ def test_every_replay_counts_the_kernels_its_capture_launched(recorder: LaunchRe
 
 
 def test_launches_outside_a_capture_are_not_replayed(recorder: LaunchRecorder) -> None:
-    recorder._record("before", OWN, (2,), None, 3)
+    _launch_metadata(recorder, "before", OWN, (2,))
     graph = FakeCudaGraph()
     graph.capture_begin()
     graph.capture_end()
-    recorder._record("after", OWN, (2,), None, 3)
+    _launch_metadata(recorder, "after", OWN, (2,))
     recorder.take()
     graph.replay()
     assert recorder.take() == []
+
+
+def test_a_record_added_by_other_code_is_refused_and_reported(recorder: LaunchRecorder) -> None:
+    # a candidate that reaches the recorder up its own stack and records launches of its kernel
+    recorder._record("relu_kernel", OWN, (4,), None, 3)
+    assert recorder.take() == []
+    [finding] = recorder.take_findings()
+    assert "outside Triton's launch paths" in finding
+    assert recorder.take_findings() == []
+    _launch_metadata(recorder, "relu_kernel", OWN, (4,))
+    assert [r.name for r in recorder.take()] == ["relu_kernel"] and recorder.take_findings() == []
 
 
 def _triton_run(launch_metadata: Callable[[], Unwatched | None]) -> Unwatched | None:

@@ -306,6 +306,7 @@ class Harness:
             self.recording.take()
             + self.introspection.take()
             + self.probe.take_findings()
+            + self.recorder.take_findings()
             + (self.kernel_code.take_findings() if self.kernel_code is not None else [])
         )
         problems += [Problem(severity="hack", message=m) for m in findings]

@@ -192,6 +192,8 @@ class LaunchRecorder:
         self._current = threading.local()
         self._capturing = threading.local()  # the graph being captured on this thread, if any
         self.patched: dict[str, Callable[..., Any]] = {}
+        self._writers: frozenset[Any] = frozenset()  # the code of the wrappers that may record
+        self._forged = 0  # records refused since take_findings(): written by other code
 
     def _record(
         self,
@@ -202,7 +204,10 @@ class LaunchRecorder:
         stream: int | None = None,
         unwatched: Unwatched | None = None,
     ) -> None:
-        # On the timed path: keep it to a tuple append.
+        # On the timed path: keep it to a frame check and a tuple append.
+        if sys._getframe(1).f_code not in self._writers:  # called from outside Triton's launch paths
+            self._forged += 1
+            return
         programs = math.prod(grid) if grid else 0
         launch = (name, filename == self.own_file, programs, stored, stream, unwatched)
         graph = getattr(self._capturing, "graph", None)
@@ -264,6 +269,14 @@ class LaunchRecorder:
             for index, (n, own, p, stored, stream, unwatched) in enumerate(launches)
         ]
 
+    def take_findings(self) -> list[str]:
+        """A finding when code other than the launch wrappers tried to add launch records since
+        the last call (reached up the candidate's own stack: a forged launch)."""
+        forged, self._forged = self._forged, 0
+        if not forged:
+            return []
+        return [f"it tried to add {forged} launch record(s) outside Triton's launch paths (forged launches)"]
+
     def compile_requests(self) -> list[CompileRequest]:
         """The distinct interpreted launches seen so far (of every kernel, the candidate's own or not)."""
         with self._lock:
@@ -320,6 +333,7 @@ class LaunchRecorder:
                     recorder._compile_requests.setdefault(request.key(), request)
             return original_set_grid(nx, ny, nz)
 
+        self._writers = frozenset({launch_metadata.__code__, grid_call.__code__})
         CompiledKernel.launch_metadata = launch_metadata  # type: ignore[method-assign]
         interpreter.GridExecutor.__call__ = grid_call  # type: ignore[method-assign]
         builder.set_grid_dim = set_grid_dim  # type: ignore[method-assign]
