@@ -48,15 +48,15 @@ def test_allowed_before_arming_refused_after_with_a_finding(event):
     result = _run(
         f"""
         {_PROBES[event]}
-        result["before"] = guard.take()
+        result["before"] = guard.take_findings()
         guard.arm()
         try:
             {_PROBES[event]}
             result["refused"] = False
         except PermissionError:
             result["refused"] = True
-        result["findings"] = guard.take()
-        result["again"] = guard.take()
+        result["findings"] = guard.take_findings()
+        result["again"] = guard.take_findings()
         """
     )
     assert result["before"] == []
@@ -76,7 +76,7 @@ def test_collecting_garbage_and_reading_frames_stay_allowed():
         collections.namedtuple("Point", "x y")
         warnings.warn("a warning", stacklevel=2)
         result["frame"] = sys._getframe(0).f_code.co_name
-        result["findings"] = guard.take()
+        result["findings"] = guard.take_findings()
         """
     )
     assert result == {"frame": "<module>", "findings": []}
@@ -94,7 +94,7 @@ def test_a_refusal_in_another_thread_is_found_too():
                 pass
         worker = threading.Thread(target=spy)
         worker.start(); worker.join()
-        result["findings"] = guard.take()
+        result["findings"] = guard.take_findings()
         """
     )
     assert len(result["findings"]) == 1

@@ -304,7 +304,7 @@ class Harness:
         problems = [p for i, o in enumerate(outputs) for p in self._layout_problems(i, o)]
         findings = (
             self.recording.take()
-            + self.introspection.take()
+            + self.introspection.take_findings()
             + self.probe.take_findings()
             + self.recorder.take_findings()
             + (self.kernel_code.take_findings() if self.kernel_code is not None else [])
@@ -375,27 +375,27 @@ class Harness:
         reading at its return is when the wait for late writes began."""
         outputs: list[Any] = []
         at_return: list[Snapshot] = []
-        seconds: list[float] = []
-        returned: list[float] = []
+        clock: list[float] = []  # forward's start and return
         self._forged_ranges = 0
 
         def call() -> None:
-            started = self._perf_counter()
+            clock.append(self._perf_counter())
             with self.trace, self.probe.armed(self._ask, self.trace):
                 outputs.extend(self._forward(model, inputs, spec))
-            returned.append(self._perf_counter())
-            seconds.append(returned[0] - started)
+            clock.append(self._perf_counter())
             with self.quiet():
                 at_return.extend(Snapshot(o) for o in outputs)
 
-        if not self._profile:
+        kernels: list[KernelTime] = []
+        if self._profile:
+            self.interpreter.take_traffic()
+            self._judge_ranges = 0
+            kernels, ranges = profile_judged_calls(call, 1, self.device, self.interpreter.take_traffic)
+            self._forged_ranges = ranges - self._judge_ranges
+        else:
             call()
-            return outputs, at_return, seconds[0], returned[0], []
-        self.interpreter.take_traffic()
-        self._judge_ranges = 0
-        kernels, ranges = profile_judged_calls(call, 1, self.device, self.interpreter.take_traffic)
-        self._forged_ranges = ranges - self._judge_ranges
-        return outputs, at_return, seconds[0], returned[0], kernels
+        started, returned_at = clock
+        return outputs, at_return, returned_at - started, returned_at, kernels
 
     @contextmanager
     def quiet(self) -> Iterator[None]:
@@ -523,7 +523,7 @@ class Harness:
     def _failure(self, kind: ErrorKind, message: str) -> Failure:
         """A failed command's reply: a hack when the candidate was refused introspection (its
         failure is most likely that refusal, and the attempt is the finding either way)."""
-        findings = self.introspection.take()
+        findings = self.introspection.take_findings()
         if findings:
             return Failure(error="hack", message="; ".join(findings))
         return Failure(error=kind, message=message)

@@ -29,8 +29,8 @@ REFUSED: dict[str, str] = {
 
 
 class IntrospectionGuard:
-    """An audit hook that refuses the events in ``REFUSED`` once ``arm`` was called; ``take``
-    gives the findings since the last call."""
+    """An audit hook that refuses the events in ``REFUSED`` once ``arm`` was called;
+    ``take_findings`` gives the findings since the last call."""
 
     def __init__(self) -> None:
         self._findings: list[str] = []
@@ -56,7 +56,7 @@ class IntrospectionGuard:
 
         sys.addaudithook(refuse)
 
-    def take(self) -> list[str]:
+    def take_findings(self) -> list[str]:
         """The findings since the last call."""
         taken = list(self._findings)
         self._findings.clear()
