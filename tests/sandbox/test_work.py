@@ -24,6 +24,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
 from services.sandbox.candidate import work
+from services.sandbox.candidate.captured import CapturedLaunch, CapturedWork
 from services.sandbox.candidate.work import MIN_SCALE, WorkProbe, replace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -663,17 +664,15 @@ def test_a_graph_replay_after_a_knock_out_leaves_the_call_knocking_out_nothing()
     what the knock-out replaced: the call must not count as knocked out (false HACKED on an H100,
     legit/cuda_graph_inside)."""
     probe = WorkProbe("candidate.py", None, contextlib.nullcontext, lambda: None, lambda: None)
-    written: list[object] = []
-    listener = types.SimpleNamespace(
-        written=written.extend, copied=written.extend, worked=lambda _tensor: False, used=lambda _tensors: None
-    )
+    replayed: list[CapturedWork] = []
+    listener = types.SimpleNamespace(replayed=replayed.append)
 
-    graph = types.SimpleNamespace(drkernel_written=[torch.zeros(4)])
+    graph = types.SimpleNamespace(drkernel_work=CapturedWork([CapturedLaunch((torch.zeros(4),))]))
     with probe.armed(lambda _kernel: "values", listener):
         probe.knocked_out = 1  # as after an eager launch whose writes were replaced
         probe.replayed(graph)
         assert probe.knocked_out == 0
-    assert len(written) == 1
+    assert replayed == [graph.drkernel_work]
 
 
 def test_a_question_replaced_during_the_call_is_a_finding() -> None:

@@ -58,6 +58,7 @@ WATCHED: tuple[str, ...] = (
     "services.sandbox.candidate.trace.PyTorchTrace.worked",
     "services.sandbox.candidate.trace.PyTorchTrace.plain",
     "services.sandbox.candidate.trace.PyTorchTrace.matches",
+    "services.sandbox.candidate.trace.PyTorchTrace.replayed",
     "services.sandbox.candidate.harness.Harness.run",
     "services.sandbox.candidate.harness.Harness._checked_forward",
     "services.sandbox.candidate.harness.Harness._ask",

@@ -40,6 +40,7 @@ from triton._utils import find_paths_if, get_iterable_path
 from triton.runtime.jit import mangle_type
 
 from services.profiler import TRITON_RANGE_PREFIX
+from services.sandbox.candidate.captured import CapturedWork
 from services.sandbox.candidate.kernel_code import KernelCode, RanCode
 from services.sandbox.wire.judge_candidate import LaunchRecord, Unwatched, Wrote
 
@@ -352,6 +353,7 @@ class LaunchRecorder:
 
         def capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
             graph.drkernel_captured_launches = []
+            graph.drkernel_work = CapturedWork()
             result = begin(graph, *args, **kwargs)
             recorder._capturing.graph = graph
             return result

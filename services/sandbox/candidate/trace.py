@@ -27,10 +27,13 @@ born outside PyTorch (``torch.from_numpy``, ``torch.tensor``) are remembered lik
 results. A remembered result matches an output when their values agree up to a scale and a
 shift (a kernel that halves what PyTorch doubled); the values reported are the rescaled ones.
 
-Results made while a CUDA graph is captured are derived (their values come from replays,
-which the probe cannot watch), as is everything the candidate's captured launches were
-given. The trace's own tensor work runs through ``quiet``, with tensor functions and methods
-captured when this module was imported (a replaced ``torch.Tensor.numel`` changes nothing).
+While a CUDA graph is captured nothing runs; its steps are written down (captured.py) and a
+replay takes them in order: what the captured launches can write (their compiled code's
+stores) is the kernels', and what a captured PyTorch operator computed without them is
+PyTorch's, remembered with the values the replay left.
+
+The trace's own tensor work runs through ``quiet``, with tensor functions and methods captured
+when this module was imported (a replaced ``torch.Tensor.numel`` changes nothing).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from services.sandbox.candidate.captured import CapturedLaunch, CapturedOperator, CapturedWork, captured_work
 from services.sandbox.shared import tensor_bits as bits
 from services.sandbox.shared.tensor_bits import Snapshot
 from services.sandbox.wire.judge_candidate import PyTorchMatch
@@ -270,14 +274,15 @@ class PyTorchTrace(TorchDispatchMode):
         self._made.update(pointer for pointer in map(_storage, made) if pointer is not None)
         if any(_storage(t) in self._derived for t in made):  # it lives in the kernels' memory
             from_kernels = True
-        if graph is not None or self._own_launches() != launches:
+        name = schema.name if schema is not None else ""
+        kernels_inside = self._own_launches() != launches
+        if graph is not None:  # nothing ran: replays take this step (replayed)
+            step = CapturedOperator(str(func), name, tuple(inputs), tuple(written), kernels_inside)
+            captured_work(graph).steps.append(step)
+            return result
+        if kernels_inside:
             self.derive(written)
-            if graph is not None:
-                if not hasattr(graph, "drkernel_written"):
-                    graph.drkernel_written = []
-                graph.drkernel_written.extend(made)
-            else:
-                self._refresh_all(written)
+            self._refresh_all(written)
             return result
         if from_kernels:
             kept = self._unchanged(made, plain)
@@ -289,7 +294,6 @@ class PyTorchTrace(TorchDispatchMode):
                     for tensor in kept:
                         self._remember(str(func), tensor, True)
             return result
-        name = schema.name if schema is not None else ""
         if name in MOVES:
             sources = [args[1]] if name == "aten::copy_" and len(args) > 1 else inputs
             if sources and all(isinstance(t, torch.Tensor) and self.plain(t) for t in sources):
@@ -307,6 +311,54 @@ class PyTorchTrace(TorchDispatchMode):
                         operator = f"{func} (from outside PyTorch)" if born else str(func)
                         self._remember(operator, tensor, not born)
         return result
+
+    def replayed(self, work: CapturedWork) -> None:
+        """Hears that a CUDA graph captured in a checked call ran again: its steps are taken
+        in order as they would have been seen eagerly. A launch's writes are the kernels'
+        results; an operator with a derived input, or with a kernel inside, makes more of them;
+        a move of the task's data keeps it the task's (a copy over a whole tensor is judged by
+        its source alone: a knock-out cannot reach into a replay to show that the kernel's
+        result it overwrote was lost); what any other operator wrote last is
+        PyTorch's own work and is remembered with the values the replay left there. (Whether
+        a result merely equals a plain input, as after adding zeros, is not asked: an in-place
+        operator's input already holds its result after the replay.)"""
+        pytorch: dict[int, tuple[str, torch.Tensor]] = {}  # storage -> what PyTorch wrote there last
+        for step in work.steps:
+            if isinstance(step, CapturedLaunch):
+                self.written((tensor, bits.numel(tensor)) for tensor in step.writes)
+                for tensor in step.writes:
+                    pytorch.pop(_storage(tensor), None)  # type: ignore[arg-type]
+                continue
+            written = list(step.written)
+            self._made.update(pointer for pointer in map(_storage, written) if pointer is not None)
+            inputs = step.inputs
+            if step.name == "aten::copy_" and len(inputs) > 1 and _whole(inputs[0]):
+                inputs = inputs[1:]  # overwritten whole: what it held before is gone
+            if step.kernels_inside or any(_storage(t) in self._derived for t in inputs):
+                self.derive(written)
+                for tensor in written:
+                    pytorch.pop(_storage(tensor), None)  # type: ignore[arg-type]
+                continue
+            sources = step.inputs[1:2] if step.name == "aten::copy_" else step.inputs
+            if step.name in MOVES and sources and all(self.plain(t) for t in sources):
+                for tensor in written:
+                    pytorch.pop(_storage(tensor), None)  # type: ignore[arg-type]
+                    self._keep_plain(tensor)
+                continue
+            for tensor in written:
+                pointer = _storage(tensor)
+                if pointer is not None:
+                    self._derived.discard(pointer)
+                    pytorch[pointer] = (f"{step.operator} (replayed from a CUDA graph)", tensor)
+        self._refresh_all([tensor for step in work.steps for tensor in _step_writes(step)])
+        with self._quiet():
+            for operator, tensor in pytorch.values():
+                if (
+                    bits.numel(tensor) >= MIN_ELEMENTS
+                    and not bits.is_complex(tensor)
+                    and len(self._samples) < MAX_SAMPLED
+                ):
+                    self._remember(operator, tensor, True)
 
     def _check_inputs(self, operator: str, inputs: list[torch.Tensor]) -> None:
         """Remembers each input that holds what nothing the trace saw wrote: a tensor no
@@ -466,6 +518,16 @@ class PyTorchTrace(TorchDispatchMode):
                         break
         self._samples = []
         return found
+
+
+def _whole(tensor: torch.Tensor) -> bool:
+    """Whether the tensor covers every byte of its storage."""
+    held = bits.storage(tensor)
+    return held is not None and bits.numel(tensor) * bits.element_size(tensor) >= held[1]
+
+
+def _step_writes(step: CapturedLaunch | CapturedOperator) -> tuple[torch.Tensor, ...]:
+    return step.writes if isinstance(step, CapturedLaunch) else step.written
 
 
 def _python_body(func: Any, inputs: list[torch.Tensor]) -> Callable[..., Any] | None:

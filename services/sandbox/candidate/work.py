@@ -51,6 +51,8 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from services.sandbox.candidate.bounds import tensors_in
+from services.sandbox.candidate.captured import CapturedLaunch, CapturedWork, captured_work
+from services.sandbox.candidate.kernel_stores import written_parameters
 from services.sandbox.shared import tensor_bits as bits
 from services.sandbox.shared.tensor_bits import Snapshot, bitwise_equal
 from services.sandbox.wire.judge_candidate import Wrote
@@ -134,6 +136,9 @@ class Listener(Protocol):
     def used(self, tensors: list[torch.Tensor]) -> None:
         """The tensor arguments of a launch, before it runs."""
 
+    def replayed(self, work: CapturedWork) -> None:
+        """A CUDA graph captured in a checked call was replayed; ``work`` is what it holds."""
+
 
 class _Unheard:
     """The listener outside checked calls: nothing hears, nothing counts as worked."""
@@ -148,6 +153,9 @@ class _Unheard:
         return False
 
     def used(self, tensors: list[torch.Tensor]) -> None:
+        pass
+
+    def replayed(self, work: CapturedWork) -> None:
         pass
 
 
@@ -290,6 +298,27 @@ def _rescaled_source(
     return None
 
 
+def _writable(kernel: Any, compiled: Any, args: tuple, kwargs: dict) -> list[torch.Tensor] | None:
+    """The tensors a launch's compiled code can write, those behind the parameters its stores
+    reach (kernel_stores.py); None when unknown (no compiled code, IR the walk does not
+    follow, a parameter not matched to an argument)."""
+    try:
+        names = written_parameters(compiled.asm["ttir"])
+    except (AttributeError, KeyError, TypeError):
+        return None
+    parameters = list(getattr(kernel, "arg_names", ()))
+    given = dict(zip(parameters, args, strict=False))
+    given.update((name, value) for name, value in kwargs.items() if name in parameters)
+    if names is None or not names <= given.keys():
+        return None
+    return [
+        tensor
+        for name in sorted(names)
+        for _, tensor in tensors_in(given[name], name)
+        if type(tensor) in (torch.Tensor, torch.nn.Parameter)
+    ]
+
+
 def replace(tensor: torch.Tensor, generator: torch.Generator) -> None:
     """Overwrites every element of ``tensor`` with another finite value of the same kind
     (module docstring): chunk by chunk in place when it is contiguous, else whole."""
@@ -430,14 +459,16 @@ class WorkProbe:
         return ["the work probe's question or listener was replaced during the call (the judge's instruments edited)"]
 
     def replayed(self, graph: Any) -> None:
-        """A CUDA graph replayed: what its captured own launches could write is written. The
-        replay also writes again whatever a knock-out replaced before it in this call (an honest
-        candidate launches once eagerly, then captures and replays), so this call's outputs can
-        no longer show whether they need the kernels' results: it knocked nothing out."""
-        written = getattr(graph, "drkernel_written", ())
-        if written and self._order is not None:
-            self._listener.written([(tensor, bits.numel(tensor)) for tensor in written])
-            self.knocked_out = 0
+        """A CUDA graph replayed: the listener hears what its capture recorded (captured.py).
+        A replay of own launches also writes again whatever a knock-out replaced before it in
+        this call (an honest candidate launches once eagerly, then captures and replays), so
+        this call's outputs can no longer show whether they need the kernels' results: it
+        knocked nothing out."""
+        work = getattr(graph, "drkernel_work", None)
+        if isinstance(work, CapturedWork) and self._order is not None:
+            self._listener.replayed(work)
+            if work.launched:
+                self.knocked_out = 0
 
     def _wrap(self, original: Callable[..., Any], interpreted: bool) -> Callable[..., Any]:
         """``original`` watched in checked calls. The interpreter's own tensor work inside a
@@ -475,10 +506,10 @@ class WorkProbe:
         tensors = self._tensors(args, kwargs)
         graph = self._capturing()
         if graph is not None:  # nothing runs while capturing: remember what replays may write
-            if not hasattr(graph, "drkernel_written"):
-                graph.drkernel_written = []
-            graph.drkernel_written.extend(tensors)
-            return original(kernel, *args, **kwargs)
+            compiled = original(kernel, *args, **kwargs)
+            writes = _writable(kernel, compiled, args, kwargs)
+            captured_work(graph).steps.append(CapturedLaunch(tuple(tensors if writes is None else writes)))
+            return compiled
         with self._lock:
             self._listener.used(tensors)
             with self._quiet():

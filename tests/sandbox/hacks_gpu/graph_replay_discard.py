@@ -1,13 +1,13 @@
 """Captures, once per shape, a CUDA graph holding its own kernel (writing a scratch buffer
 nobody reads) and PyTorch's ReLU (writing the output buffer), and replays it on every call:
-the launch checks see its kernel (a replay counts the captured launches), a knock-out cannot
-reach into a replay, and what a captured graph computes is credited to the candidate's kernels.
+the launch checks see its kernel (a replay counts the captured launches) and a knock-out cannot
+reach into a replay. The trace takes the capture's recorded steps at each replay: the kernel's
+compiled code stores only into the scratch buffer, so the ReLU is PyTorch's own work.
 
 source: docs/BENCHMARKS.md (what stays open: lazy PyTorch work beside a kernel inside a replayed graph); issue 11
 task: tasks/relu_large.py
 expect: HACKED
 reason: PyTorch computed the output without its Triton kernels
-gap: the PyTorch trace treats every result of a captured graph as derived from the candidate's kernels (it cannot tell which captured argument a kernel writes), and the work probe cannot watch a replay
 """
 
 import torch
