@@ -1,7 +1,7 @@
 """Sandbox benchmark: verdicts, speedups, timing stability and evaluation latency.
 
     python benchmarks/sandbox_bench.py --device cuda --out OUT [--tasks all|l1_relu,...]
-        [--repeats 10 --repeat-tasks l1_relu,l2_gemm_bias_relu] [--kernelbench PATH]
+        [--repeats 10 --repeat-tasks l1_relu,l2_gemm_bias_relu] [--kernelbench PATH [--warm-runs N]]
 
 Starts a sandbox server on this machine and sends everything through gRPC, as a trainer would.
 1. The built-in suite: every reference solution, with timing: verdict, speedup, reference and
@@ -9,8 +9,9 @@ Starts a sandbox server on this machine and sends everything through gRPC, as a 
 2. Stability: the same candidates evaluated ``--repeats`` times (a fresh process each time);
    the coefficient of variation of the speedup across repeats.
 3. KernelBench (``--kernelbench`` checkout, files unchanged) with our solutions from
-   benchmarks/kernelbench/solutions/: latency of the whole funnel per evaluation, run twice
-   (second time the compiled kernels and reference outputs are cached).
+   benchmarks/kernelbench/solutions/: latency of the whole funnel per evaluation, cold (the
+   problem's first evaluation on the server) and then ``--warm-runs`` times warm (compiled
+   kernels and reference outputs cached).
 Writes one JSON object per evaluation to OUT/sandbox.jsonl and prints a table last.
 """
 
@@ -88,6 +89,9 @@ def main() -> int:
             "(default: every level-1 solution)."
         ),
     )
+    parser.add_argument(
+        "--warm-runs", type=int, default=1, help="Warm evaluations of each KernelBench problem after its cold one."
+    )
     args = parser.parse_args()
     configure_logging(LogSettings(level="warning", format="console"))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -143,7 +147,7 @@ def main() -> int:
                 solution = SOLUTIONS / f"level{problem.level}" / problem.path.name
                 if not solution.is_file() or (wanted and key not in wanted) or (not wanted and problem.level != 1):
                     continue
-                for attempt in ("cold", "warm"):
+                for attempt in ["cold", *["warm"] * args.warm_runs]:
                     request = pb.EvaluateRequest(
                         request_id=f"{problem.name}:{attempt}",
                         task_name=problem.name,

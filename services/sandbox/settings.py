@@ -157,7 +157,8 @@ class TimingSettings(Section):
         ge=0,
         description=(
             "Untimed trials (two at least) for this long before each model is timed alone, so that "
-            "the device has left the idle state the gap before it let it fall into."
+            "the device has left the idle state the gap before it let it fall into; not for trials "
+            "longer than long_call_us, two of which do that."
         ),
     )
 

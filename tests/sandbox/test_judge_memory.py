@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import sys
 import threading
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import torch
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.judge.candidate_client import CandidateClient, CandidateLost
 from services.sandbox.judge.compare import compare_outputs
+from services.sandbox.judge.funnel import Evaluation
+from services.sandbox.judge.memory import Footprint
 from services.sandbox.server.servicer import RunningSandbox
 from services.sandbox.settings import Tolerance
 from services.sandbox.wire import framing
@@ -237,3 +240,24 @@ def test_a_large_extra_output_is_incorrect_and_the_judge_never_holds_it(sandbox,
     assert grown < 128 * MiB, (
         f"a judge's peak grew by {grown / MiB:.0f} MiB for a {EXTRA_BYTES // MiB} MiB extra output"
     )
+
+
+# Planning a variant into device memory ----------------------------------------------------------
+
+
+def test_a_footprint_is_measured_once_per_sizes_and_dtype() -> None:
+    """Seeds and input scales change values, not bytes: one reference run per size and dtype."""
+    runs: list[RunSpec] = []
+
+    def reference_run(spec: RunSpec) -> types.SimpleNamespace:
+        runs.append(spec)
+        return types.SimpleNamespace(weight_bytes=8, input_bytes=16, outputs=[torch.zeros(4)])
+
+    evaluation = types.SimpleNamespace(_footprints={}, reference_run=reference_run)
+    task = RunSpec(input_seed=1)
+    first = Evaluation.footprint(evaluation, task)  # type: ignore[arg-type]
+    assert Evaluation.footprint(evaluation, RunSpec(input_seed=2, weight_seed=5, scale=2.0)) == first  # type: ignore[arg-type]
+    assert first == Footprint(8, 16, 16) and len(runs) == 1
+    Evaluation.footprint(evaluation, RunSpec(dtype="bfloat16"))  # type: ignore[arg-type]
+    Evaluation.footprint(evaluation, RunSpec(constants=(("n", 2),)))  # type: ignore[arg-type]
+    assert len(runs) == 3

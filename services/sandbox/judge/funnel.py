@@ -148,6 +148,7 @@ class Evaluation:
         # what every reference call at the task's sizes and dtype answered degenerately
         # (ReferenceRun.answers), for calls checked without their own reference (timed runs)
         self.task_answers: frozenset[Wrote] | None = None
+        self._footprints: dict[tuple[object, ...], Footprint] = {}
         self._first_run: CandidateRun | None = None
         self._first_failure: CandidateFailed | None = None
         self.candidate_lost = False
@@ -340,7 +341,7 @@ class Evaluation:
     def _compile(self) -> Ended:
         self.tiny_spec = self.variants.tiny_spec()
         try:
-            self._first_run = self._retried_run(self.tiny_spec, self.tiny_spec)
+            self._first_run = self.retried_run(self.tiny_spec, self.tiny_spec)
         except JudgeOutOfMemory as error:
             raise NotJudged(f"the first call's inputs and outputs did not fit in device memory: {error}") from error
         except CandidateFailed as failure:
@@ -400,7 +401,7 @@ class Evaluation:
             if not fits(need, self.free_bytes()):
                 self.reference.drop_cache()
             try:
-                run = self._retried_run(spec, spec)
+                run = self.retried_run(spec, spec)
             except JudgeOutOfMemory as error:
                 raise NotJudged(
                     f"the judge's copies for {_mode_name(train, grad)} did not fit in device memory: {error}"
@@ -450,7 +451,7 @@ class Evaluation:
             if index in before:
                 shown += self._knock_outs(variant)
             try:
-                run = self._retried_run(variant.candidate, variant.reference, variant.expected_dtypes)
+                run = self.retried_run(variant.candidate, variant.reference, variant.expected_dtypes)
             except CandidateFailed as error:
                 self._fail_variant(variant, error, passed)
             except JudgeOutOfMemory as error:
@@ -648,22 +649,28 @@ class Evaluation:
             mutable_inputs=mutable,
         )
 
-    def _retried_run(
+    def retried_run(
         self,
         candidate: RunSpec,
         reference: RunSpec,
         expected_dtypes: Sequence[torch.dtype] | None = None,
+        *,
+        knock_out: Callable[[str], bool] = lambda _kernel: False,
+        zeros: bool = False,
     ) -> CandidateRun:
-        """The candidate's checked call on ``candidate``, against the reference's on
-        ``reference``. Memory the judge's bookkeeping could not get (the harness's snapshots
-        and hand-over copies, the judge's import) is never the candidate's fault: the judge's
-        caches are dropped and the call made once more, and a second shortfall raises
-        JudgeOutOfMemory (the caller skips the check, or gives no verdict). A forward that
-        runs out of memory is retried the same way before it counts as the candidate's."""
+        """The candidate's checked call on ``candidate`` (a knock-out call with ``knock_out``,
+        as candidate_run), against the reference's on ``reference``. Memory the judge's
+        bookkeeping could not get (the harness's snapshots and hand-over copies, the judge's
+        import) is never the candidate's fault: the judge's caches are dropped and the call
+        made once more, and a second shortfall raises JudgeOutOfMemory (the caller skips the
+        check, or gives no verdict). A forward that runs out of memory is retried the same way
+        before it counts as the candidate's."""
         expected = self.reference_run(reference)
         for attempt in (1, 2):
             try:
-                return self.candidate_run(candidate, expected, expected_dtypes=expected_dtypes)
+                return self.candidate_run(
+                    candidate, expected, knock_out=knock_out, zeros=zeros, expected_dtypes=expected_dtypes
+                )
             except CandidateFailed as error:
                 if attempt == 2 or not (error.kind == "resources" or is_out_of_memory(error)):
                     if error.kind == "resources":
@@ -837,9 +844,15 @@ class Evaluation:
         return compare_outputs(outputs, expected, dtypes, tolerance, exact), tolerance
 
     def footprint(self, spec: RunSpec) -> Footprint:
-        run = self.reference_run(spec)
-        output_bytes = sum(t.numel() * t.element_size() for t in run.outputs)
-        return Footprint(run.weight_bytes, run.input_bytes, output_bytes)
+        """What a call of these sizes and dtype holds, measured on the reference's run at them
+        once: seeds and input scales change the values, not the bytes (a variant that will be
+        shrunk costs no full-size reference run just to learn that it does not fit)."""
+        key = (spec.constants, spec.dtype, spec.round_to)
+        if key not in self._footprints:
+            run = self.reference_run(spec)
+            output_bytes = sum(t.numel() * t.element_size() for t in run.outputs)
+            self._footprints[key] = Footprint(run.weight_bytes, run.input_bytes, output_bytes)
+        return self._footprints[key]
 
     def free_bytes(self) -> int | None:
         configured = self.settings.device_memory_bytes

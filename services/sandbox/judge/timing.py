@@ -300,12 +300,17 @@ class TimingStage:
 
     def _warm_up(self, time_trial: Callable[[RunSpec], object], inputs: Sequence[int]) -> None:
         """Untimed trials before a model is timed alone, on the first ``_ALONE_WARMUPS`` of
-        ``inputs`` in turn: that many at least, and for ``alone_warmup_seconds`` at least. The
-        device idles while a sandbox is ended, and a launch-bound reference timed right after
-        (a millisecond a trial) ran up to 9% slower in some evaluations than in others."""
+        ``inputs`` in turn: that many at least, and for ``alone_warmup_seconds`` at least
+        unless a call is long (``long_call_us``: one such trial keeps the device busy enough).
+        The device idles while a sandbox is ended, and a launch-bound reference timed right
+        after (a millisecond a trial) ran up to 9% slower in some evaluations than in others."""
+        timing, report = self.settings.timing, self.report
+        assert report is not None and report.reference is not None and report.candidate is not None
+        fastest_us = min(report.reference.median_us, report.candidate.median_us) * report.calls_per_trial
+        seconds = 0.0 if fastest_us > timing.long_call_us else timing.alone_warmup_seconds
         started = time.perf_counter()
         count = 0
-        while count < _ALONE_WARMUPS or time.perf_counter() - started < self.settings.timing.alone_warmup_seconds:
+        while count < _ALONE_WARMUPS or time.perf_counter() - started < seconds:
             time_trial(self.evaluation.spec(inputs=inputs[count % _ALONE_WARMUPS]))
             count += 1
 

@@ -42,8 +42,9 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from services.sandbox.judge.candidate_client import CandidateRun
+from services.sandbox.judge.candidate_client import CandidateRun, JudgeOutOfMemory
 from services.sandbox.judge.compare import close_at, moved_share
+from services.sandbox.judge.memory import is_out_of_memory
 from services.sandbox.judge.reference import ReferenceRun, TaskFailed
 from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, PyTorchMatch, RunSpec, Wrote
 
@@ -149,19 +150,17 @@ class WorkCheck:
         evidence, on which the stage stops (so that every finding of the stage is reported)."""
         evaluation = self.evaluation
         try:
-            expected = evaluation.reference_run(plan.reference)
-        except TaskFailed:
-            return f"{plan.where}: not knocked out (the reference fails on these inputs)"
-        try:
-            run = evaluation.candidate_run(
-                plan.candidate,
-                expected,
-                knock_out=plan.order,
-                zeros=plan.zeros,
-                expected_dtypes=plan.expected_dtypes,
+            run = evaluation.retried_run(
+                plan.candidate, plan.reference, plan.expected_dtypes, knock_out=plan.order, zeros=plan.zeros
             )
+            expected = evaluation.reference_run(plan.reference)
+        except TaskFailed as failure:
+            why = "ran out of device memory" if is_out_of_memory(failure) else "fails on these inputs"
+            return f"{plan.where}: not knocked out (the reference {why})"
+        except JudgeOutOfMemory:
+            return f"{plan.where}: not knocked out (the judge's copies did not fit in device memory)"
         except CandidateFailed as failure:
-            if failure.kind != "runtime" or self._fails_anyway(plan, expected):
+            if failure.kind != "runtime" or self._fails_anyway(plan):
                 return f"{plan.where}: not knocked out (the call fails without a knock-out too)"
             first = str(failure).strip().splitlines()[0][:300] if str(failure).strip() else failure.kind
             reason = (
@@ -208,12 +207,12 @@ class WorkCheck:
             return False
         return self.evaluation.compare(outputs, expected.outputs)[0].passed
 
-    def _fails_anyway(self, plan: KnockOut, expected: ReferenceRun) -> bool:
+    def _fails_anyway(self, plan: KnockOut) -> bool:
         """Whether the same call, not knocked out, fails too (then the checked calls of this
         size decide the verdict)."""
         try:
-            self.evaluation.candidate_run(plan.candidate, expected, expected_dtypes=plan.expected_dtypes)
-        except CandidateFailed:
+            self.evaluation.retried_run(plan.candidate, plan.reference, plan.expected_dtypes)
+        except (CandidateFailed, JudgeOutOfMemory, TaskFailed):
             return True
         return False
 

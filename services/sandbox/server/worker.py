@@ -452,7 +452,10 @@ class Worker:
             message, judged = reply.result()
             if message.bad_task:
                 raise InvalidArgument(message.bad_task)
-            if message.not_judged:
+            if message.not_judged:  # the caller may retry: say why where operators look
+                log.warning(
+                    "evaluation not judged", worker=self.id, request_id=request.request_id, reason=message.not_judged
+                )
                 raise ResourceExhausted(message.not_judged, self.settings.retry_pushback_ms)
             assert judged is not None  # a job neither refused nor unjudged was judged
             judgement = judged
