@@ -155,9 +155,13 @@ def profile_judged_calls(
     were recorded (more than the judge opened means someone else named one so)."""
     cuda = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    # On CPU, operators on threads other than the caller's count too.
-    options: dict[str, Any] = {} if cuda else {"experimental_config": _ExperimentalConfig(profile_all_threads=True)}
-    with profile(activities=activities, record_shapes=not cuda, with_flops=not cuda, **options) as prof:
+    # Operators on threads other than the caller's are recorded too: on CPU they count, and on
+    # a GPU the judge's ranges on such a thread (the probe's work around a thread's launch)
+    # leave out the kernels they launched.
+    every_thread = _ExperimentalConfig(profile_all_threads=True)
+    with profile(
+        activities=activities, record_shapes=not cuda, with_flops=not cuda, experimental_config=every_thread
+    ) as prof:
         for _ in range(calls):
             run()
         if cuda:

@@ -17,8 +17,9 @@ import pytest
 import torch
 from triton.runtime.jit import JITFunction
 
+from services.sandbox.candidate.harness import launched_outside_capture
 from services.sandbox.candidate.launches import LaunchRecorder, launch_path
-from services.sandbox.wire.judge_candidate import Unwatched
+from services.sandbox.wire.judge_candidate import LaunchRecord, Unwatched
 
 OWN = "/candidate/module.py"
 
@@ -132,3 +133,13 @@ def test_the_path_is_told_from_tritons_own_run_only() -> None:
 
     with pytest.raises(RuntimeError, match="install the recorder first"):
         launch_path(wrapped, sys._getframe, lambda: False)
+
+
+def test_own_launches_not_recorded_into_the_capture_make_it_incomplete() -> None:
+    """A thread's launch during the judge's capture runs at once on the thread's stream: the
+    graph lacks it, and replaying it would time (and return) nothing of that work."""
+    captured = LaunchRecord(name="relu_kernel", own=True, programs=4, unwatched="capture")
+    from_thread = LaunchRecord(name="relu_kernel", own=True, programs=4)
+    library = LaunchRecord(name="torch_helper", own=False, programs=1)
+    assert launched_outside_capture([captured, library]) == 0
+    assert launched_outside_capture([captured, from_thread, from_thread]) == 2

@@ -20,7 +20,7 @@ import sys
 import time
 import traceback
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,7 @@ from services.sandbox.wire.judge_candidate import (
     Failure,
     GraphCaptured,
     LaunchQuery,
+    LaunchRecord,
     Loaded,
     Problem,
     ProfiledKernel,
@@ -68,6 +69,9 @@ from services.sandbox.wire.judge_candidate import (
 from services.sandbox.wire.tensors import pack_tensors
 
 CANDIDATE_FILE = "candidate.py"
+# Device memory the allocator may keep cached but unused after a checked call before it is
+# given back (release_cached_memory).
+_CACHED_LIMIT_BYTES = 1 << 30
 
 
 def _same_layout(old: Any, new: Any) -> bool:
@@ -135,6 +139,12 @@ class Harness:
         )
         self.clock = Clock(device, l2_flush_bytes)
         self._sleep = time.sleep
+        self._cached_bytes = (
+            (lambda: torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device))
+            if device.type == "cuda"
+            else (lambda: 0)
+        )
+        self._empty_cache = torch.cuda.empty_cache
         self._perf_counter = time.perf_counter
         self._set_deterministic = torch.use_deterministic_algorithms
         # The first switch into deterministic mode loads code that re-wraps a few torch
@@ -499,7 +509,15 @@ class Harness:
             error = ""
         except Exception as failure:  # noqa: BLE001 - uncapturable code is timed eagerly
             error = describe_exception(failure, self.own_file).splitlines()[0][:1000]
-        return GraphCaptured(error=error, launches=self.recorder.take()), b"", []
+        launches = self.recorder.take()
+        outside = launched_outside_capture(launches)
+        if outside and not error:
+            self._graph = None
+            error = (
+                f"{outside} launch(es) of its own kernels ran outside the capture (from another thread or on a "
+                "stream not being captured), so a replay would not repeat them"
+            )
+        return GraphCaptured(error=error, launches=launches), b"", []
 
     def sample(self, command: Any) -> Any:
         calls = self._timed_outputs
@@ -553,7 +571,25 @@ class Harness:
                 reply, payload = self._failure(error.kind, str(error)), b""
             except Exception as error:  # noqa: BLE001 - report, then keep serving
                 reply, payload = self._failure("runtime", describe_exception(error, self.own_file)), b""
+            if command.kind == "run":
+                self.release_cached_memory()
             send(self.sock, reply, payload, fds)
+
+    def release_cached_memory(self) -> None:
+        """Gives the device back what the allocator keeps cached but unused after a checked
+        call, when that is much: the judge plans each call against the device's free memory,
+        which a candidate's cache hides (after full-size KernelBench calls of several sizes it
+        held tens of GiB, and the judge's next copies ran out of memory). Not after timed
+        trials, which reuse one size's blocks."""
+        if self._cached_bytes() > _CACHED_LIMIT_BYTES:
+            self._empty_cache()
+
+
+def launched_outside_capture(launches: Sequence[LaunchRecord]) -> int:
+    """How many launches of the candidate's own kernels, made while forward was captured as a
+    CUDA graph, were not recorded into it: a thread's launches go to that thread's stream,
+    which is not being captured, and run at once (the graph then holds none of their work)."""
+    return sum(1 for launch in launches if launch.own and launch.unwatched != "capture")
 
 
 def _is_compilation_error(error: BaseException) -> bool:

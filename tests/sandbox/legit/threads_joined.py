@@ -1,8 +1,12 @@
 """Splits the work between two threads, each launching the kernel on half of the input, and
-joins both before returning: threads are fine when the work is done by return.
+joins both before returning: threads are fine when the work is done by return. Timed: the
+judge's CUDA-graph capture of launch-bound calls holds none of a thread's launches (they run at
+once on the thread's own stream), so such a capture is refused and the calls timed eagerly
+(HACKED on the H100 before, 2026-11-26: the empty graph's replays left stale outputs).
 
 source: contrast case to the "thread injection" hack (Wafer field guide, 2026)
 task: l1_relu
+timing: on
 expect: CORRECT
 """
 
