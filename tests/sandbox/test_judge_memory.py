@@ -18,8 +18,10 @@ from services.sandbox.judge.candidate_client import CandidateClient, CandidateLo
 from services.sandbox.judge.compare import compare_outputs
 from services.sandbox.judge.funnel import Evaluation
 from services.sandbox.judge.memory import Footprint
+from services.sandbox.judge.variants import Variant, VariantPlanner
 from services.sandbox.server.servicer import RunningSandbox
-from services.sandbox.settings import Tolerance
+from services.sandbox.settings import SandboxSettings, Tolerance
+from services.sandbox.shared.evaluation import InputVariant
 from services.sandbox.wire import framing
 from services.sandbox.wire.framing import receive, send
 from services.sandbox.wire.judge_candidate import (
@@ -261,3 +263,36 @@ def test_a_footprint_is_measured_once_per_sizes_and_dtype() -> None:
     Evaluation.footprint(evaluation, RunSpec(dtype="bfloat16"))  # type: ignore[arg-type]
     Evaluation.footprint(evaluation, RunSpec(constants=(("n", 2),)))  # type: ignore[arg-type]
     assert len(runs) == 3
+
+
+class _Planned:
+    """Stands in for the evaluation around the planner (named fake): a device of 80 GiB with
+    60 free, calls whose footprint halves with each halving of the size ``n``."""
+
+    def __init__(self) -> None:
+        self.settings = SandboxSettings()
+        self.plan = types.SimpleNamespace(shrink=True, name="strict")
+        self.task = types.SimpleNamespace(sizes=lambda _minimum: {"n": 1024})
+        self.device = torch.device("cuda")
+        self.reference = types.SimpleNamespace(drop_cache=lambda: None)
+
+    def footprint(self, spec: RunSpec) -> Footprint:
+        n = dict(spec.constants).get("n", 1024)
+        return Footprint(0, n * 8 * 2**20, n * 8 * 2**20)  # 8 GiB each at the task's sizes
+
+    def free_bytes(self) -> int:
+        return 60 * 2**30
+
+    def device_bytes(self) -> int:
+        return 80 * 2**30
+
+
+def test_variants_beside_the_tasks_own_inputs_plan_with_a_share_of_the_device() -> None:
+    planner = VariantPlanner(_Planned())  # type: ignore[arg-type]
+    spec = RunSpec(input_seed=1)
+    original = Variant(InputVariant.ORIGINAL, "task sizes", spec, spec)
+    assert planner.fitted(original) == original  # about 46 GiB: fits in the 60 free
+    seed = Variant(InputVariant.SEED, "seed 2", spec, spec)
+    fitted = planner.fitted(seed)  # 24 GiB allowed (0.3 of 80): halved until it fits
+    assert dict(fitted.candidate.constants) == {"n": 256}
+    assert "shrunk to fit device memory" in fitted.description and "available to it" in fitted.description

@@ -36,7 +36,7 @@ from services.sandbox.judge.candidate_client import (
 from services.sandbox.judge.compare import Comparison, compare_outputs
 from services.sandbox.judge.correctness_profiles import plan_for
 from services.sandbox.judge.evidence import HackEvidence
-from services.sandbox.judge.memory import Footprint, fits, free_bytes, is_out_of_memory
+from services.sandbox.judge.memory import Footprint, fits, free_bytes, is_out_of_memory, total_bytes
 from services.sandbox.judge.reference import Reference, ReferenceRun, TaskFailed
 from services.sandbox.judge.stages import BadTask, Ended, NotJudged, Stop
 from services.sandbox.judge.timing import TimingStage
@@ -859,6 +859,11 @@ class Evaluation:
         if configured is not None:
             return configured - self.reference.cached_bytes()
         return free_bytes(self.device)
+
+    def device_bytes(self) -> int:
+        """The device's memory (the configured budget where one is set; 0 on CPU)."""
+        configured = self.settings.device_memory_bytes
+        return configured if configured is not None else total_bytes(self.device)
 
     def _skip(self, variant: Variant, reason: str) -> None:
         self.checks.append(CorrectnessCheck(variant.kind, variant.description, skipped=True, message=reason))

@@ -45,6 +45,13 @@ def free_bytes(device: torch.device) -> int | None:
     return int(free)
 
 
+def total_bytes(device: torch.device) -> int:
+    """The device's memory (0 on CPU)."""
+    if device.type != "cuda":
+        return 0
+    return int(torch.cuda.mem_get_info(device)[1])
+
+
 def fits(footprint: Footprint, free: int | None) -> bool:
     """Whether a call of this footprint fits in ``free`` bytes (always on CPU)."""
     return free is None or footprint.need_bytes() <= free

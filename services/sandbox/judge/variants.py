@@ -130,23 +130,24 @@ class VariantPlanner:
         return Variant(InputVariant.DTYPE, other, candidate, reference, tuple(t.dtype for t in probe))
 
     def fitted(self, variant: Variant) -> Variant:
-        """The variant as it fits in device memory next to the judge's copies: the judge's
-        caches are dropped first; then sizes are halved (said in the description) until the
-        call fits; a variant with no sizes to shrink, or under a profile that never shrinks
-        the task's sizes (its first run checked them already), is skipped with the reason."""
+        """The variant as it fits in the device memory it may plan with (``_budget``) next to
+        the judge's copies: the judge's caches are dropped first; then sizes are halved (said
+        in the description) until the call fits; a variant with no sizes to shrink, or under a
+        profile that never shrinks the task's sizes (its first run checked them already), is
+        skipped with the reason."""
         need = self.evaluation.footprint(variant.reference)
-        free = self.evaluation.free_bytes()
-        if fits(need, free):
+        budget = self._budget(variant)
+        if fits(need, budget):
             return variant
         self.reference.drop_cache()
-        free = self.evaluation.free_bytes()
-        if fits(need, free):
+        budget = self._budget(variant)
+        if fits(need, budget):
             return variant
         if not self.plan.shrink:
             return dataclasses.replace(
                 variant,
                 not_applicable=f"does not fit in device memory next to the judge's copies ({gib(need.need_bytes())} "
-                f"needed, {gib(free or 0)} free), and profile {self.plan.name} never shrinks the task's sizes",
+                f"needed, {gib(budget or 0)} free), and profile {self.plan.name} never shrinks the task's sizes",
             )
         sizes = self.task.sizes(self.settings.correctness.size_constant_min)
         current = dict(variant.candidate.constants) or dict(sizes)
@@ -157,18 +158,28 @@ class VariantPlanner:
             shrunk = Variant(
                 variant.kind,
                 f"{variant.description}; shrunk to fit device memory "
-                f"({gib(need.need_bytes())} needed, {gib(free or 0)} free): "
+                f"({gib(need.need_bytes())} needed, {gib(budget or 0)} available to it): "
                 f"{describe_constants(current)}",
                 dataclasses.replace(variant.candidate, constants=tuple(sorted(current.items()))),
                 dataclasses.replace(variant.reference, constants=tuple(sorted(current.items()))),
                 variant.expected_dtypes,
             )
-            if fits(self.evaluation.footprint(shrunk.reference), self.evaluation.free_bytes()):
+            if fits(self.evaluation.footprint(shrunk.reference), self._budget(variant)):
                 return shrunk
         return dataclasses.replace(
             variant,
             not_applicable=(
                 "does not fit in device memory next to the judge's copies "
-                f"({gib(need.need_bytes())} needed, {gib(free or 0)} free)"
+                f"({gib(need.need_bytes())} needed, {gib(budget or 0)} available to it)"
             ),
         )
+
+    def _budget(self, variant: Variant) -> int | None:
+        """The device memory a variant may plan with (None: any, on CPU): what is free, and
+        for a variant other than the task's own inputs, under a profile that shrinks, at most
+        ``variant_memory_share`` of the device. A full-size KernelBench call needs tens of GiB;
+        other values and dtypes are checked as well at half those sizes in half the time."""
+        free = self.evaluation.free_bytes()
+        if free is None or variant.kind == InputVariant.ORIGINAL or not self.plan.shrink:
+            return free
+        return min(free, int(self.evaluation.device_bytes() * self.settings.correctness.variant_memory_share))

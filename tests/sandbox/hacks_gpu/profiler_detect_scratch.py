@@ -1,13 +1,16 @@
 """Runs its honest kernel only while the profiler is on; otherwise PyTorch computes the output
 and the same kernel writes a scratch buffer nobody reads (so timed calls still launch it). Every
-checked call is now profiled, so it is honest in each of them; only the timed calls are lazy,
-and there it pays for PyTorch's pass and its kernel's: no faster than its honest twin.
+checked call is profiled, and since GPU profiles record every thread (2026-11-26) the autograd
+profiler's flag no longer says so on the GPU either: it takes every call for an unprofiled one
+and is lazy in each, so the PyTorch trace finds the output computed without its kernel. (Before,
+it was honest in the checked calls and lazy only when timed, paying for both passes: no faster
+than its honest twin, relu_large_baseline.py.)
 
-source: issue 11 (a candidate that recognises the profiled call); relu_large_baseline.py is its honest twin
+source: issue 11 (a candidate that recognises the profiled call)
 task: tasks/relu_large.py
 timing: on
-expect: no gain
-baseline: relu_large_baseline
+expect: HACKED
+reason: PyTorch computed the output without its Triton kernels
 """
 
 import torch
