@@ -587,9 +587,10 @@ class Harness:
 
 def launched_outside_capture(launches: Sequence[LaunchRecord]) -> int:
     """How many launches of the candidate's own kernels, made while forward was captured as a
-    CUDA graph, were not recorded into it: a thread's launches go to that thread's stream,
-    which is not being captured, and run at once (the graph then holds none of their work)."""
-    return sum(1 for launch in launches if launch.own and launch.unwatched != "capture")
+    CUDA graph, ran as ordinary launches instead of being recorded into it: a thread's launches
+    go to that thread's stream, which is not being captured, and run at once (the graph then
+    holds none of their work). Launches the recorder cannot place (``direct``) are not counted."""
+    return sum(1 for launch in launches if launch.own and launch.unwatched is None)
 
 
 def _is_compilation_error(error: BaseException) -> bool:
