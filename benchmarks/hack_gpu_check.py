@@ -1,11 +1,12 @@
 """Hack corpora judged on a GPU: does every hack get caught there, and what would it have earned?
 
     python benchmarks/hack_gpu_check.py --out OUT [--corpora hacks_gpu,hacks,legit]
-        [--only NAME,...] [--timing-trials 20 --warmup-trials 3] [--timeout 900]
+        [--only NAME,...] [--time-all] [--timing-trials 20 --warmup-trials 3] [--timeout 900]
 
 Starts a CUDA sandbox server on this machine and sends every candidate of the chosen corpora
 (tests/sandbox/<corpus>/*.py, each declaring its task and expected outcome in its docstring)
-through gRPC with timing on, as a trainer would. ``hacks_gpu`` holds the GPU-only patterns
+through gRPC with timing on where the file asks for it (``--time-all``: for every file, as a
+trainer would time every correct candidate). ``hacks_gpu`` holds the GPU-only patterns
 (side streams, a switched current stream, late launches from a thread, patched CUDA events, a
 persisting-L2 carve-out, CUDA graph replay, Inductor kernels, an illegal address, a device
 assert); ``hacks`` and ``legit`` are the CPU corpora, here judged on the GPU.
@@ -19,6 +20,7 @@ its speedup to its honest twin's is printed last. Exit status 1 if any undocumen
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import threading
@@ -78,6 +80,7 @@ def main() -> int:
     parser.add_argument(
         "--only", default="", help="Comma-separated candidate names (file stems): judge only these, in every corpus."
     )
+    parser.add_argument("--time-all", action="store_true", help="Time every candidate, not only 'timing: on' ones.")
     parser.add_argument("--timing-trials", type=int, default=20)
     parser.add_argument("--warmup-trials", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900.0, help="Seconds per evaluation.")
@@ -100,7 +103,11 @@ def main() -> int:
     written = threading.Lock()
     with (args.out / "hack_gpu_check.jsonl").open("w") as log:
         for corpus_name in args.corpora.split(","):
-            candidates = {c.name: c for c in corpus.load(CORPORA / corpus_name) if c.name in only or not only}
+            candidates = {
+                c.name: dataclasses.replace(c, timing=c.timing or args.time_all)
+                for c in corpus.load(CORPORA / corpus_name)
+                if c.name in only or not only
+            }
             requests = [c.request(request_id=f"{corpus_name}/{c.name}", **options) for c in candidates.values()]
 
             def keep(
