@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import statistics
+import types
 
 import pytest
 import torch
 
-from services.sandbox.judge.timing import kept_speedup, summarize
+from services.sandbox.judge.timing import TimingStage, kept_speedup, summarize
 from services.sandbox.shared.clock import Clock, sample_values, superseded
+from services.sandbox.shared.evaluation import TimingReport
+from services.sandbox.wire.judge_candidate import RunSpec
 
 
 def test_summary_statistics_worked_by_hand():
@@ -75,3 +78,30 @@ def test_the_alone_speedup_counts_unless_host_jitter_or_a_failure_could_pay():
     # a candidate that failed while timed alone
     kept, why = kept_speedup(2.0, 1.5, timed_alone=False, calls=1, graph=False)
     assert kept == 1.5 and "failed while timed alone" in why
+
+
+class _Recapturing:
+    """Stands in for the timing stage around ``_recaptured`` (named fake: graph captures are
+    CUDA-only): records the captures asked for, succeeding or not."""
+
+    def __init__(self, succeeds: bool) -> None:
+        self.succeeds, self.captured = succeeds, []
+        self.evaluation = types.SimpleNamespace(spec=lambda inputs: RunSpec(input_seed=inputs))
+
+    def _capture_graphs(self, spec: RunSpec, calls: int) -> bool:
+        self.captured.append(calls)
+        return self.succeeds
+
+
+def test_a_report_kept_from_an_earlier_round_gets_graphs_for_its_own_calls_again():
+    """The speedup recheck keeps the first round's report when the second is faster, but the
+    second round's capture replaced the graphs: timing alone then replayed a graph of the wrong
+    number of calls (the judge failed on an H100: legit/one_value_in_half_precision, timed)."""
+    graphed = TimingReport(calls_per_trial=12, cuda_graph=True)
+    stage = _Recapturing(succeeds=True)
+    assert TimingStage._recaptured(stage, graphed) == graphed and stage.captured == [12]  # type: ignore[arg-type]
+    failing = _Recapturing(succeeds=False)
+    assert TimingStage._recaptured(failing, graphed).cuda_graph is False  # type: ignore[arg-type]
+    eager = _Recapturing(succeeds=True)
+    assert TimingStage._recaptured(eager, TimingReport(calls_per_trial=12)) == TimingReport(calls_per_trial=12)  # type: ignore[arg-type]
+    assert eager.captured == []
