@@ -23,7 +23,7 @@ import torch
 class CapturedLaunch:
     """A launch of the candidate's own kernel: the tensors it can write."""
 
-    writes: tuple[torch.Tensor, ...]
+    written: tuple[torch.Tensor, ...]
 
 
 @dataclass(frozen=True)

@@ -322,12 +322,16 @@ class PyTorchTrace(TorchDispatchMode):
         PyTorch's own work and is remembered with the values the replay left there. (Whether
         a result merely equals a plain input, as after adding zeros, is not asked: an in-place
         operator's input already holds its result after the replay.)"""
-        pytorch: dict[int, tuple[str, torch.Tensor]] = {}  # storage -> what PyTorch wrote there last
+        pytorch: dict[int | None, tuple[str, torch.Tensor]] = {}  # storage -> what PyTorch wrote there last
+
+        def not_pytorchs(tensors: Iterable[torch.Tensor]) -> None:
+            for tensor in tensors:
+                pytorch.pop(_storage(tensor), None)
+
         for step in work.steps:
             if isinstance(step, CapturedLaunch):
-                self.written((tensor, bits.numel(tensor)) for tensor in step.writes)
-                for tensor in step.writes:
-                    pytorch.pop(_storage(tensor), None)  # type: ignore[arg-type]
+                self.written((tensor, bits.numel(tensor)) for tensor in step.written)
+                not_pytorchs(step.written)
                 continue
             written = list(step.written)
             self._made.update(pointer for pointer in map(_storage, written) if pointer is not None)
@@ -336,13 +340,12 @@ class PyTorchTrace(TorchDispatchMode):
                 inputs = inputs[1:]  # overwritten whole: what it held before is gone
             if step.kernels_inside or any(_storage(t) in self._derived for t in inputs):
                 self.derive(written)
-                for tensor in written:
-                    pytorch.pop(_storage(tensor), None)  # type: ignore[arg-type]
+                not_pytorchs(written)
                 continue
             sources = step.inputs[1:2] if step.name == "aten::copy_" else step.inputs
             if step.name in MOVES and sources and all(self.plain(t) for t in sources):
+                not_pytorchs(written)
                 for tensor in written:
-                    pytorch.pop(_storage(tensor), None)  # type: ignore[arg-type]
                     self._keep_plain(tensor)
                 continue
             for tensor in written:
@@ -350,7 +353,7 @@ class PyTorchTrace(TorchDispatchMode):
                 if pointer is not None:
                     self._derived.discard(pointer)
                     pytorch[pointer] = (f"{step.operator} (replayed from a CUDA graph)", tensor)
-        self._refresh_all([tensor for step in work.steps for tensor in _step_writes(step)])
+        self._refresh_all([tensor for step in work.steps for tensor in step.written])
         with self._quiet():
             for operator, tensor in pytorch.values():
                 if (
@@ -524,10 +527,6 @@ def _whole(tensor: torch.Tensor) -> bool:
     """Whether the tensor covers every byte of its storage."""
     held = bits.storage(tensor)
     return held is not None and bits.numel(tensor) * bits.element_size(tensor) >= held[1]
-
-
-def _step_writes(step: CapturedLaunch | CapturedOperator) -> tuple[torch.Tensor, ...]:
-    return step.writes if isinstance(step, CapturedLaunch) else step.written
 
 
 def _python_body(func: Any, inputs: list[torch.Tensor]) -> Callable[..., Any] | None:
