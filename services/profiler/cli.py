@@ -79,7 +79,7 @@ def run_profile(args: argparse.Namespace) -> int:
             wait = (args.timeout or settings.sandbox.max_timeout_seconds) + 120
             response = profiler_pb2_grpc.ProfilerServiceStub(channel).Profile(request, timeout=wait)
     else:
-        response = profile_response(asyncio.run(evaluate_locally(settings, evaluation_request(request))))
+        response = profile_response(asyncio.run(evaluate_locally(settings, evaluation_request(request), args.device)))
     if args.json:
         print_json(response)
     else:

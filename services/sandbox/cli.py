@@ -73,12 +73,16 @@ def build_request(args: argparse.Namespace) -> Any:
     )
 
 
-async def evaluate_locally(settings: Any, request: Any) -> Any:
-    """Runs one evaluation with a private, short-lived scheduler (no server)."""
+async def evaluate_locally(settings: Any, request: Any, device: str | None = None) -> Any:
+    """Runs one evaluation with a private, short-lived scheduler (no server): one worker that
+    starts one candidate for it (no spares competing for the cores), on ``device`` when given
+    (no probe for GPUs)."""
     from services.sandbox.server.scheduler import Scheduler, visible_cuda_devices
     from services.sandbox.server.servicer import request_from_proto, response_proto
 
-    local = settings.sandbox.model_copy(update={"cpu_workers": 1})
+    local = settings.sandbox.model_copy(
+        update={"cpu_workers": 1, "warm_candidates": 0, "device": device or settings.sandbox.device}
+    )
     scheduler = Scheduler(local, visible_cuda_devices(local))
     await scheduler.start()
     try:
@@ -152,7 +156,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.server:
         response = evaluate_remotely(args.server, request, settings.security)
     else:
-        response = asyncio.run(evaluate_locally(settings, request))
+        response = asyncio.run(evaluate_locally(settings, request, args.device))
     if args.json:
         print_json(response)
     else:

@@ -258,10 +258,12 @@ class SandboxSettings(Section):
     cpu_workers: int = Field(2, ge=1, description="Concurrent CPU evaluations.")
     warm_candidates: int = Field(
         3,
-        ge=1,
+        ge=0,
         description=(
             "Candidate processes each worker keeps started and waiting (each is used once). "
-            "Enough of them hide process start-up (seconds) behind evaluations."
+            "Enough of them hide process start-up (seconds) behind evaluations; 0 starts one per "
+            "evaluation, when it comes (a one-off local evaluation, where a spare would only compete "
+            "for the cores)."
         ),
     )
     warm_cuda: bool = Field(

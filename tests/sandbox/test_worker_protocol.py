@@ -83,3 +83,27 @@ def test_a_started_worker_has_a_candidate_that_finished_starting(tmp_path: Path)
             await worker.close()
 
     assert asyncio.run(start())
+
+
+def test_a_worker_keeping_no_spares_starts_one_candidate_per_evaluation_and_nothing_more(tmp_path: Path) -> None:
+    # A one-off local evaluation: a spare would only take the cores from the evaluation.
+    settings = SandboxSettings(
+        work_dir=tmp_path / "work",
+        warm_candidates=0,
+        isolation=IsolationSettings(uid_lock_dir=tmp_path / "uids", uid_base=70640),
+    )
+    worker = Worker(0, "cpu", settings, Launcher(settings.isolation), tmp_path / "run")
+
+    async def start() -> tuple[int, int, bool]:
+        await worker.start()
+        try:
+            before = len(worker._spares)
+            candidate = await worker._take_candidate()
+            alive = candidate.process.returncode is None
+            after = len(worker._spares)
+            await worker._kill_candidate(candidate)
+            return before, after, alive
+        finally:
+            await worker.close()
+
+    assert asyncio.run(start()) == (0, 0, True)

@@ -354,6 +354,8 @@ class Worker:
         """The oldest warm candidate whose process is still alive (one that died while
         waiting is replaced)."""
         while True:
+            if not self._spares:  # none kept warm
+                self._spares.append(asyncio.create_task(self._spawn_candidate()))
             candidate = await self._spares.popleft()
             if not self._spares:
                 self._prepare_spares()  # none left warm: start one now rather than after
@@ -364,10 +366,12 @@ class Worker:
 
     async def start(self) -> None:
         """Starts the judge and the warm candidates; returns once the judge is up and the first
-        warm candidate has finished starting (on a GPU its CUDA context and CUPTI, seconds), so
+        warm candidate (if any are kept) has finished starting (on a GPU its CUDA context and CUPTI, seconds), so
         that a server says SERVING only when its first evaluation pays no start-up."""
         self._prepare_spares()
         self._judge = await self._start_judge()
+        if not self._spares:
+            return
         first = await self._spares[0]
         if not await asyncio.to_thread(_has_spoken, first.sock, _START_TIMEOUT_SECONDS):
             log.warning("warm candidate still starting", worker=self.id, waited_seconds=_START_TIMEOUT_SECONDS)
