@@ -200,7 +200,7 @@ def _retrying(address: str) -> grpc.Channel:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("clients", [12, 100])
+@pytest.mark.parametrize("clients", [12, pytest.param(100, marks=pytest.mark.heavy)])  # 100: make test-heavy
 def test_concurrent_clients_all_get_the_right_answer(sandbox, clients):
     names = _mix(clients)
     answers = _clients(sandbox.address, names, _retrying)

@@ -28,6 +28,7 @@ def test_suite_has_enough_tasks_of_both_levels_each_with_a_solution():
         builtin_task("l9_nothing")
 
 
+@pytest.mark.heavy  # `make demo` judges each of them too, on every fresh machine; CI judges the legit corpus
 def test_every_reference_solution_is_judged_correct(sandbox):
     requests = [
         pb.EvaluateRequest(
