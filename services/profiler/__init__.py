@@ -1,10 +1,11 @@
 """The profiler's public API for the other services.
 
-Collecting (``profile_calls``, ``KernelTime``, ``method``, ``TRITON_RANGE_PREFIX``, ``JUDGE_RANGE``) needs torch;
-summarising (``kernel_profiles``, ``profile_summary``, ``bottleneck_text``, the ``ProfileSummary`` they
-build and ``summary_proto``, which turns it into common.proto's message) does not. Names are
-imported on first use, so that a process needing only a summary (the sandbox's server) never
-pays for importing torch.
+Collecting (``profile_calls``, ``kineto_profile``, ``KernelTime``, ``method``,
+``TRITON_RANGE_PREFIX``, ``JUDGE_RANGE``) needs torch; summarising (``kernel_profiles``,
+``profile_summary``, ``bottleneck_text``, the ``ProfileSummary`` they build and
+``summary_proto``, which turns it into common.proto's message) does not. Names are imported on
+first use, so that a process needing only a summary (the sandbox's server) never pays for
+importing torch.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
         JUDGE_RANGE,
         TRITON_RANGE_PREFIX,
         KernelTime,
+        kineto_profile,
         method,
         profile_calls,
         profile_judged_calls,
@@ -34,6 +36,7 @@ _DEFINED_IN = {
     "TRITON_RANGE_PREFIX": "collect",
     "JUDGE_RANGE": "collect",
     "KernelTime": "collect",
+    "kineto_profile": "collect",
     "method": "collect",
     "profile_calls": "collect",
     "profile_judged_calls": "collect",
@@ -52,6 +55,7 @@ __all__ = [
     "ProfileSummary",
     "bottleneck_text",
     "kernel_profiles",
+    "kineto_profile",
     "method",
     "profile_calls",
     "profile_judged_calls",

@@ -36,7 +36,7 @@ from typing import Any
 import torch
 from torch._C._profiler import _ExperimentalConfig
 from torch.autograd import DeviceType
-from torch.profiler import ProfilerActivity, profile
+from torch.autograd.profiler import profile
 
 TRITON_RANGE_PREFIX = "triton::"
 # A profiler range around the judge's own work inside a profiled call (the sandbox's
@@ -147,6 +147,20 @@ def profile_calls(
     return profile_judged_calls(run, calls, device, interpreted)[0]
 
 
+def kineto_profile(device: torch.device, *, shapes_and_flops: bool = False, every_thread: bool = False) -> profile:
+    """The profiler over Kineto, with ``device``'s activity (CUDA: CUPTI) besides the CPU's:
+    what ``torch.profiler.profile`` wraps, without its look at TorchInductor's settings, whose
+    first use imports TorchInductor and TorchDynamo (1.6 s of CPU in a process that had none)."""
+    config = _ExperimentalConfig(profile_all_threads=True) if every_thread else None
+    return profile(
+        use_device="cuda" if device.type == "cuda" else None,
+        use_kineto=True,
+        record_shapes=shapes_and_flops,
+        with_flops=shapes_and_flops,
+        experimental_config=config,
+    )
+
+
 def profile_judged_calls(
     run: Callable[[], Any], calls: int, device: torch.device, interpreted: Traffic | None = None
 ) -> tuple[list[KernelTime], int]:
@@ -154,25 +168,21 @@ def profile_judged_calls(
     left out, with the device kernels its operators launched; also says how many such ranges
     were recorded (more than the judge opened means someone else named one so)."""
     cuda = device.type == "cuda"
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     # Operators on threads other than the caller's are recorded too: on CPU they count, and on
     # a GPU the judge's ranges on such a thread (the probe's work around a thread's launch)
     # leave out the kernels they launched.
-    every_thread = _ExperimentalConfig(profile_all_threads=True)
-    with profile(
-        activities=activities, record_shapes=not cuda, with_flops=not cuda, experimental_config=every_thread
-    ) as prof:
+    with kineto_profile(device, shapes_and_flops=not cuda, every_thread=True) as prof:
         for _ in range(calls):
             run()
         if cuda:
             torch.cuda.synchronize(device)
-    raw = prof.profiler.kineto_results.events()
+    raw = prof.kineto_results.events()
     ranges = sum(1 for event in raw if event.name() == JUDGE_RANGE and event.device_type() == DeviceType.CPU)
     if cuda:
         return _device_kernels(raw), ranges
     launches: dict[str, int] = defaultdict(int)
     times: dict[str, float] = defaultdict(float)
-    for event in prof.events():
+    for event in prof.function_events:
         if _costs_device_time(event):
             numel = sum(math.prod(shape) for shape in event.input_shapes if shape)
             launches[event.name] += 1

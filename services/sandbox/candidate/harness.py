@@ -29,7 +29,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 from triton.compiler.errors import CompilationError
 
-from services.profiler import JUDGE_RANGE, KernelTime, profile_judged_calls
+from services.profiler import JUDGE_RANGE, KernelTime, kineto_profile, profile_judged_calls
 from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
@@ -146,11 +146,14 @@ class Harness:
         )
         self._empty_cache = torch.cuda.empty_cache
         self._perf_counter = time.perf_counter
-        self._set_deterministic = torch.use_deterministic_algorithms
-        # The first switch into deterministic mode loads code that re-wraps a few torch
-        # functions; do it before the integrity baseline is taken.
-        self._set_deterministic(True, warn_only=True)
-        self._set_deterministic(False)
+        # The flag itself: torch.use_deterministic_algorithms also sets TorchInductor's, which
+        # imports TorchInductor and TorchDynamo (1.6 s of CPU), and no judged call uses them.
+        self._set_deterministic = torch._C._set_deterministic_algorithms
+        if device.type == "cuda":
+            # On a GPU some PyTorch APIs still load them on first use (an H100 evaluation took
+            # about 5 s longer when that happened in it): here, in the warm pool and before the
+            # integrity baseline, since their import re-wraps a few torch functions.
+            importlib.import_module("torch._inductor.config")
         self.watch = IntegrityWatch(
             extra=lambda: {
                 **self.recorder.current_patches(),
@@ -189,11 +192,10 @@ class Harness:
         fastest before the context exists."""
         if self.device.type != "cuda" or self._warm:
             return
-        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-        with torch.profiler.profile(activities=activities):
+        with kineto_profile(self.device):
             pass
         self._start_device()
-        with torch.profiler.profile(activities=activities):
+        with kineto_profile(self.device):
             torch.ones(1, device=self.device).add_(1)
         warm_up_triton(self.device, self.scratch / ".triton-warm-up")
         self.recorder.take()  # the harness's own launch is no candidate's

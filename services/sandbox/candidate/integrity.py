@@ -23,7 +23,7 @@ WATCHED: tuple[str, ...] = (
     "torch.equal",
     "torch.testing.assert_close",
     "torch.set_grad_enabled",
-    "torch.use_deterministic_algorithms",
+    "torch._C._set_deterministic_algorithms",
     "torch.nn.Module.__call__",
     "torch.nn.Module._call_impl",
     "torch.nn.Module.train",
@@ -33,7 +33,7 @@ WATCHED: tuple[str, ...] = (
     "torch.cuda.Event.elapsed_time",
     "torch.cuda.Event.synchronize",
     "torch.cuda.current_stream",
-    "torch.profiler.profile",
+    "torch.autograd.profiler.profile",
     "triton.knobs.runtime.launch_enter_hook",
     # The harness's own evidence-gathering code, which runs in the candidate's process.
     "services.sandbox.candidate.harness.sample_values",

@@ -66,6 +66,13 @@ class _Rewrite:
 class _OperatorLog(TorchDispatchMode):
     """Notes every PyTorch operator that runs while it is on the dispatch stack, and runs it."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """No TorchDynamo wrapper around ``__torch_dispatch__``: its first call would import
+        TorchDynamo (seconds of CPU in every candidate process), and TorchDynamo already skips
+        frames while a dispatch mode is on the stack."""
+        return False
+
     def __init__(self, seen: list[str]) -> None:
         super().__init__()
         self.seen = seen

@@ -154,6 +154,13 @@ def _tensors(value: Any) -> Iterator[torch.Tensor]:
 class PyTorchTrace(TorchDispatchMode):
     """The dispatch mode; ``begin()`` starts a call, ``matches()`` ends it."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """No TorchDynamo wrapper around ``__torch_dispatch__``: its first call would import
+        TorchDynamo (seconds of CPU in every candidate process), and TorchDynamo already skips
+        frames while a dispatch mode is on the stack."""
+        return False
+
     def __init__(
         self,
         own_launches: Callable[[], int],

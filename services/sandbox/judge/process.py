@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from services.profiler import kineto_profile
 from services.sandbox.judge.candidate_client import CandidateClient
 from services.sandbox.judge.funnel import Evaluation
 from services.sandbox.judge.reference import OutputCache, Reference
@@ -98,9 +99,7 @@ def main(argv: list[str] | None = None) -> None:
         device = torch.device("cuda", 0)  # the sandbox sees only its own GPU
         # CUPTI (the profiler's CUDA tracing) starts in seconds before a context exists and
         # takes longer after: start it now rather than in the first evaluation's profile.
-        with torch.profiler.profile(
-            activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-        ):
+        with kineto_profile(device):
             pass
         torch.cuda.init()
         torch.cuda.set_device(device)
