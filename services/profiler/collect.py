@@ -29,7 +29,7 @@ import bisect
 import functools
 import math
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +49,19 @@ _ASSUMED_ELEMENT_BYTES = 4
 # Operators that only allocate or reinterpret memory: no device kernel, no modelled time (and
 # every view operator, by its schema: _is_view). Allocations: in deterministic mode they fill
 # the memory they return (NaN), as a child op.
+# Events torch.profiler leaves out of its event tree: its own bookkeeping and the memory records.
+_PROFILER_BOOKKEEPING = frozenset(
+    {
+        "[memory]",
+        "[OutOfMemory]",
+        "profiler::_record_function_enter",
+        "profiler::_record_function_enter_new",
+        "profiler::_record_function_exit",
+        "aten::is_leaf",
+        "aten::output_nr",
+        "aten::_version",
+    }
+)
 _ALLOCATION_OPS = frozenset({"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty"})
 _NO_KERNEL_OPS = frozenset(
     {
@@ -182,11 +195,12 @@ def profile_judged_calls(
         return _device_kernels(raw), ranges
     launches: dict[str, int] = defaultdict(int)
     times: dict[str, float] = defaultdict(float)
-    for event in prof.function_events:
-        if _costs_device_time(event):
-            numel = sum(math.prod(shape) for shape in event.input_shapes if shape)
-            launches[event.name] += 1
-            times[event.name] += modeled_us(2 * numel * _ASSUMED_ELEMENT_BYTES, event.flops or 0)
+    for event, callers in _with_callers(raw):
+        name = event.name()
+        if _costs_device_time(name, callers):
+            numel = sum(math.prod(shape) for shape in event.shapes() if shape)
+            launches[name] += 1
+            times[name] += modeled_us(2 * numel * _ASSUMED_ELEMENT_BYTES, event.flops() or 0)
     for name, (count, moved, flops) in (interpreted() if interpreted else {}).items():
         launches[name] += count
         times[name] += modeled_us(moved, flops)
@@ -208,24 +222,50 @@ def _no_kernel(name: str) -> bool:
     return name in _NO_KERNEL_OPS or _is_view(name)
 
 
-def _costs_device_time(event: Any) -> bool:
-    """Whether a CPU profile charges this event as a PyTorch operator of its own (the module
-    docstring says which are). A fill inside an allocation is not: that is PyTorch's
-    deterministic mode filling fresh memory (the sandbox's checked calls turn it on), not work
-    the forward asked for."""
-    if not event.name.startswith("aten::") or _no_kernel(event.name):
+def _with_callers(events: list[Any]) -> Iterator[tuple[Any, list[str]]]:
+    """Kineto's CPU events, each with the names of the events it is nested in on its thread,
+    innermost first, as torch.profiler's event tree nests them (asynchronous events stand
+    alone). Read from the raw events: building that tree took as long as the profiled calls."""
+    cpu = [
+        event
+        for event in events
+        if event.device_type() == DeviceType.CPU
+        and event.name() not in _PROFILER_BOOKKEEPING
+        and not getattr(event, "is_hidden_event", lambda: False)()
+    ]
+    synchronous = [e for e in cpu if not e.is_async() and e.start_thread_id() == e.end_thread_id()]
+    synchronous.sort(key=lambda e: (e.start_thread_id(), e.start_ns(), -e.end_ns()))
+    open_ranges: list[Any] = []
+    for event in synchronous:
+        while open_ranges and (
+            open_ranges[-1].start_thread_id() != event.start_thread_id()
+            or event.start_ns() >= open_ranges[-1].end_ns()
+            or event.end_ns() > open_ranges[-1].end_ns()
+        ):
+            open_ranges.pop()
+        yield event, [outer.name() for outer in reversed(open_ranges)]
+        open_ranges.append(event)
+    for event in cpu:
+        if event.is_async() or event.start_thread_id() != event.end_thread_id():
+            yield event, []
+
+
+def _costs_device_time(name: str, callers: list[str]) -> bool:
+    """Whether a CPU profile charges an event named ``name``, nested in ``callers`` (innermost
+    first), as a PyTorch operator of its own (the module docstring says which are). A fill
+    inside an allocation is not: that is PyTorch's deterministic mode filling fresh memory (the
+    sandbox's checked calls turn it on), not work the forward asked for."""
+    if not name.startswith("aten::") or _no_kernel(name):
         return False
-    if event.cpu_parent is not None and event.cpu_parent.name in _ALLOCATION_OPS:
+    if callers and callers[0] in _ALLOCATION_OPS:
         return False
-    parent = event.cpu_parent
-    while parent is not None:
-        if parent.name == JUDGE_RANGE:
+    for caller in callers:
+        if caller == JUDGE_RANGE:
             return False  # the judge's own work
-        if parent.name.startswith("aten::") and not _no_kernel(parent.name):
+        if caller.startswith("aten::") and not _no_kernel(caller):
             return False  # its caller's cost
-        if parent.name.startswith(TRITON_RANGE_PREFIX) and event.name in _INTERPRETER_OPS:
+        if caller.startswith(TRITON_RANGE_PREFIX) and name in _INTERPRETER_OPS:
             return False
-        parent = parent.cpu_parent
     return True
 
 
