@@ -7,7 +7,15 @@ import threading
 import pytest
 import torch
 
-from services.profiler.collect import JUDGE_RANGE, TRITON_RANGE_PREFIX, KernelTime, modeled_us, profile_calls
+from services.profiler.collect import (
+    JUDGE_RANGE,
+    TRITON_RANGE_PREFIX,
+    KernelTime,
+    _with_callers,
+    kineto_profile,
+    modeled_us,
+    profile_calls,
+)
 from services.profiler.summary import bottleneck_text, kernel_profiles, profile_summary
 
 
@@ -80,6 +88,45 @@ def test_cpu_profile_counts_operators_in_ranges_custom_ops_and_other_threads_onc
     kernels = {k.name: k for k in profile_calls(forward, 1, torch.device("cpu"))}
     assert {"aten::matmul", "aten::sigmoid", "aten::relu"} <= set(kernels)
     assert "aten::mm" not in kernels  # charged to aten::matmul, which called it
+
+
+def test_callers_read_from_raw_events_are_those_of_torch_profilers_event_tree():
+    # The CPU model nests Kineto's raw events itself (building torch.profiler's tree was as slow
+    # as the profiled calls); it must find the callers that tree finds.
+    a, b = torch.randn(64, 128), torch.randn(128, 32)
+
+    def forward():
+        with torch.profiler.record_function(JUDGE_RANGE):
+            torch.nn.functional.linear(a, b.T).sum()
+        with torch.profiler.record_function("outer"), torch.profiler.record_function("inner"):
+            h = torch.relu(a @ b)
+        worker = threading.Thread(target=lambda: torch.sigmoid(h).mean())
+        worker.start()
+        worker.join()
+        return h + 1
+
+    with kineto_profile(torch.device("cpu"), shapes_and_flops=True, every_thread=True) as prof:
+        forward()
+
+    def chain(event):
+        names = []
+        while event.cpu_parent is not None:
+            event = event.cpu_parent
+            names.append(event.name)
+        return names
+
+    def collapsed(names):  # the tree merges an operator into its caller of the same name
+        return tuple(name for i, name in enumerate(names) if i == 0 or names[i - 1] != name)
+
+    from_tree = sorted((e.name, e.thread, collapsed(chain(e))) for e in prof.function_events)
+    from_raw = sorted(
+        (e.name(), e.start_thread_id(), collapsed(callers))
+        for e, callers in _with_callers(prof.kineto_results.events())
+        if not callers or callers[0] != e.name()
+    )
+    assert len(from_raw) == len(from_tree) > 10
+    assert from_raw == from_tree
+    assert any(c[:2] == ("inner", "outer") for _, _, c in from_raw)
 
 
 def test_cpu_profile_leaves_out_only_the_interpreters_copies_inside_a_launch_range():
