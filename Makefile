@@ -7,7 +7,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 PROTOS := $(wildcard protos/drkernel/v1/*.proto)
 
-.PHONY: venv demo test test-heavy test-fast test-gpu test-triton-compat test-vllm lint fmt protos check-protos lint-protos system-deps clean
+.PHONY: venv demo test static-checks test-heavy test-fast test-gpu test-triton-compat test-vllm lint fmt protos check-protos lint-protos system-deps clean
 
 ## venv: create or update .venv with the CPU dependencies (idempotent)
 venv: $(STAMP)
@@ -50,10 +50,17 @@ fmt: venv
 demo: venv
 	$(PY) -m services.sandbox.demo
 
-## test: set up, then static checks, proto lint, stub check and the CPU test suite (what CI runs:
-## everything but the tests marked heavy, to stay under 15 minutes on 2 cores)
-test: venv lint lint-protos check-protos
-	$(PY) -m pytest -m "not heavy" --durations=25
+## test: set up, then the CPU test suite (what CI runs: everything but the tests marked heavy, to
+## stay under 15 minutes on 2 cores) with the static checks beside it (a minute of one core,
+## their output printed after the tests'); fails if either fails
+test: venv
+	@checks_log=$$(mktemp); $(MAKE) --no-print-directory static-checks > $$checks_log 2>&1 & checks=$$!; \
+	$(PY) -m pytest -m "not heavy" --durations=25; tests=$$?; \
+	wait $$checks; checks_rc=$$?; echo "== static checks (exit $$checks_rc)"; cat $$checks_log; rm -f $$checks_log; \
+	test $$tests -eq 0 && test $$checks_rc -eq 0
+
+## static-checks: lint, proto lint and the stub check
+static-checks: lint lint-protos check-protos
 
 ## test-heavy: the tests CI leaves out: the whole hack corpus through a server and the real
 ## training runs (about 15 minutes on 2 cores); run before landing judge or trainer changes

@@ -205,6 +205,7 @@ def test_escape_probe_through_the_server_reaches_nothing(sandbox, host):
 
 
 @needs_isolation
+@pytest.mark.heavy  # the same sandbox as through the server, which CI probes (above)
 def test_escape_probe_run_locally_by_drkernel_eval_reaches_nothing(host, tmp_path):
     candidate = tmp_path / "escape_probe.py"
     candidate.write_text(ESCAPE.render(**host.values()))
