@@ -46,9 +46,6 @@ JUDGE_RANGE = "drkernel::judge"
 BANDWIDTH_BYTES_PER_US = 3.0e6
 MATH_RATE_FLOPS_PER_US = 4.0e8
 _ASSUMED_ELEMENT_BYTES = 4
-# Operators that only allocate or reinterpret memory: no device kernel, no modelled time (and
-# every view operator, by its schema: _is_view). Allocations: in deterministic mode they fill
-# the memory they return (NaN), as a child op.
 # Events torch.profiler leaves out of its event tree: its own bookkeeping and the memory records.
 _PROFILER_BOOKKEEPING = frozenset(
     {
@@ -62,6 +59,9 @@ _PROFILER_BOOKKEEPING = frozenset(
         "aten::_version",
     }
 )
+# Operators that only allocate or reinterpret memory: no device kernel, no modelled time (and
+# every view operator, by its schema: _is_view). Allocations: in deterministic mode they fill
+# the memory they return (NaN), as a child op.
 _ALLOCATION_OPS = frozenset({"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty"})
 _NO_KERNEL_OPS = frozenset(
     {

@@ -207,7 +207,7 @@ def test_concurrent_clients_all_get_the_right_answer(sandbox, clients):
     assert answers == {f"{i}:{name}": EXPECTED[name] for i, name in enumerate(names)}
 
 
-@pytest.mark.heavy  # CI keeps test_server.py::test_full_queue_answers_resource_exhausted_and_retrying_clients_all_succeed
+@pytest.mark.heavy  # CI keeps test_server.py::test_full_queue_answers_resource_exhausted_and_retrying_...
 def test_retrying_clients_ride_out_a_full_queue(background_loop, tmp_path):
     running = background_loop.run(
         start_sandbox(
