@@ -22,15 +22,20 @@ from services.sandbox.wire.framing import send
 from services.sandbox.wire.server_judge import JobDone
 
 
-def test_the_candidate_is_gone_when_the_judge_is_told_it_ended(tmp_path: Path) -> None:
+def _cpu_worker(tmp_path: Path, warm_candidates: int, uid_base: int) -> Worker:
+    """A CPU worker of its own under ``tmp_path``, its sandbox uids from ``uid_base``."""
     settings = SandboxSettings(
         work_dir=tmp_path / "work",
-        warm_candidates=1,
-        isolation=IsolationSettings(uid_lock_dir=tmp_path / "uids", uid_base=70600),
+        warm_candidates=warm_candidates,
+        isolation=IsolationSettings(uid_lock_dir=tmp_path / "uids", uid_base=uid_base),
     )
-    worker = Worker(0, "cpu", settings, Launcher(settings.isolation), tmp_path / "run")
+    return Worker(0, "cpu", settings, Launcher(settings.isolation), tmp_path / "run")
+
+
+def test_the_candidate_is_gone_when_the_judge_is_told_it_ended(tmp_path: Path) -> None:
+    worker = _cpu_worker(tmp_path, warm_candidates=1, uid_base=70600)
     judge_side, worker_side = socket.socketpair()
-    judge = Judge(settings, torch.device("cpu"), tmp_path, judge_side)
+    judge = Judge(worker.settings, torch.device("cpu"), tmp_path, judge_side)
     seen: list[tuple[int | None, list[int]]] = []
 
     async def job() -> tuple[JobDone, object]:
@@ -65,12 +70,7 @@ def test_the_candidate_is_gone_when_the_judge_is_told_it_ended(tmp_path: Path) -
 def test_a_started_worker_has_a_candidate_that_finished_starting(tmp_path: Path) -> None:
     # A server says SERVING only once its first evaluation pays no start-up: the warm
     # candidate's Ready is already waiting (and left for the judge to read).
-    settings = SandboxSettings(
-        work_dir=tmp_path / "work",
-        warm_candidates=1,
-        isolation=IsolationSettings(uid_lock_dir=tmp_path / "uids", uid_base=70620),
-    )
-    worker = Worker(0, "cpu", settings, Launcher(settings.isolation), tmp_path / "run")
+    worker = _cpu_worker(tmp_path, warm_candidates=1, uid_base=70620)
 
     async def start() -> bool:
         await worker.start()
@@ -87,12 +87,7 @@ def test_a_started_worker_has_a_candidate_that_finished_starting(tmp_path: Path)
 
 def test_a_worker_keeping_no_spares_starts_one_candidate_per_evaluation_and_nothing_more(tmp_path: Path) -> None:
     # A one-off local evaluation: a spare would only take the cores from the evaluation.
-    settings = SandboxSettings(
-        work_dir=tmp_path / "work",
-        warm_candidates=0,
-        isolation=IsolationSettings(uid_lock_dir=tmp_path / "uids", uid_base=70640),
-    )
-    worker = Worker(0, "cpu", settings, Launcher(settings.isolation), tmp_path / "run")
+    worker = _cpu_worker(tmp_path, warm_candidates=0, uid_base=70640)
 
     async def start() -> tuple[int, int, bool]:
         await worker.start()
