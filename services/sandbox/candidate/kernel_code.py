@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from triton.runtime.jit import ConstexprFunction
+
+from services.sandbox.candidate.dispatch_mode import PlainDispatchMode
 
 _NO_SOURCE = (
     "has no source file Triton could read (it was defined from a string, or its source went missing), "
@@ -63,15 +64,8 @@ class _Rewrite:
     def_line: int
 
 
-class _OperatorLog(TorchDispatchMode):
+class _OperatorLog(PlainDispatchMode):
     """Notes every PyTorch operator that runs while it is on the dispatch stack, and runs it."""
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        """No TorchDynamo wrapper around ``__torch_dispatch__``: its first call would import
-        TorchDynamo (seconds of CPU in every candidate process), and TorchDynamo already skips
-        frames while a dispatch mode is on the stack."""
-        return False
 
     def __init__(self, seen: list[str]) -> None:
         super().__init__()

@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from services.sandbox.candidate.captured import CapturedLaunch, CapturedOperator, CapturedWork, captured_work
+from services.sandbox.candidate.dispatch_mode import PlainDispatchMode
 from services.sandbox.shared import tensor_bits as bits
 from services.sandbox.shared.tensor_bits import Snapshot
 from services.sandbox.wire.judge_candidate import PyTorchMatch
@@ -151,15 +151,8 @@ def _tensors(value: Any) -> Iterator[torch.Tensor]:
             yield leaf
 
 
-class PyTorchTrace(TorchDispatchMode):
+class PyTorchTrace(PlainDispatchMode):
     """The dispatch mode; ``begin()`` starts a call, ``matches()`` ends it."""
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        """No TorchDynamo wrapper around ``__torch_dispatch__``: its first call would import
-        TorchDynamo (seconds of CPU in every candidate process), and TorchDynamo already skips
-        frames while a dispatch mode is on the stack."""
-        return False
 
     def __init__(
         self,

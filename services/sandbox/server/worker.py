@@ -352,7 +352,7 @@ class Worker:
 
     async def _take_candidate(self) -> _Process:
         """The oldest warm candidate whose process is still alive (one that died while
-        waiting is replaced)."""
+        waiting is replaced), or a new one when none is kept warm."""
         while True:
             if not self._spares:  # none kept warm
                 self._spares.append(asyncio.create_task(self._spawn_candidate()))
@@ -366,8 +366,9 @@ class Worker:
 
     async def start(self) -> None:
         """Starts the judge and the warm candidates; returns once the judge is up and the first
-        warm candidate (if any are kept) has finished starting (on a GPU its CUDA context and CUPTI, seconds), so
-        that a server says SERVING only when its first evaluation pays no start-up."""
+        warm candidate, if any are kept, has finished starting (on a GPU its CUDA context and
+        CUPTI, seconds), so that a server says SERVING only when its first evaluation pays no
+        start-up."""
         self._prepare_spares()
         self._judge = await self._start_judge()
         if not self._spares:
