@@ -448,6 +448,9 @@ class Evaluation:
                 self._skip(variant, "the reference gives NaN/Inf on these inputs")
                 skipped += 1
                 continue
+            if variant.kind == InputVariant.SCALED:
+                variant = self.variants.scaled_informatively(variant, expected.outputs, self.work.other_seed())
+                expected = self.reference_run(variant.reference)
             if index in before:
                 shown += self._knock_outs(variant)
             try:
@@ -514,7 +517,7 @@ class Evaluation:
             variant.reference,
             f"knock-out call on inputs like '{variant.description}'",
             variant.expected_dtypes,
-            task_sizes=variant.kind in _TASK_SIZED,
+            task_sizes=variant.kind in _TASK_SIZED and not variant.widened,
         )
         shown = [self.work.knock_out(plan) for plan in plans]
         self.evidence.stop_if_any()

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 # Halving the size constants this many times at most to fit a variant in device memory.
 _SHRINK_STEPS = 6
+# The float-input scales tried in turn where the task's output does not depend on its inputs
+# (every value saturated, as ReLU(x - 2) of inputs in [0, 1)): the configured scale times these.
+_WIDER = (1.0, 4.0, 16.0, 64.0)
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class Variant:
     reference: RunSpec
     expected_dtypes: tuple[torch.dtype, ...] | None = None
     not_applicable: str = ""
+    widened: bool = False  # float inputs scaled beyond the configured scale (scaled_informatively)
 
 
 def describe_constants(constants: dict[str, int]) -> str:
@@ -44,6 +48,11 @@ def describe_constants(constants: dict[str, int]) -> str:
 
 def finite(outputs: Sequence[torch.Tensor]) -> bool:
     return all(bool(torch.isfinite(t).all()) for t in outputs if t.is_floating_point())
+
+
+def one_valued(outputs: Sequence[torch.Tensor]) -> bool:
+    """Whether every output holds a single value (all elements equal)."""
+    return all(t.numel() == 0 or bool((t == t.reshape(-1)[0]).all()) for t in outputs)
 
 
 class VariantPlanner:
@@ -84,7 +93,7 @@ class VariantPlanner:
                 )
             elif name == "scaled":
                 spec = self.evaluation.spec(inputs=21, scale=correctness.scale)
-                variants.append(Variant(InputVariant.SCALED, f"float inputs x{correctness.scale:g}", spec, spec))
+                variants.append(Variant(InputVariant.SCALED, f"float inputs x{spec.scale:g}", spec, spec))
             elif name == "resized":
                 variants.append(self._resized())
             elif name == "dtype":
@@ -97,6 +106,58 @@ class VariantPlanner:
                 )
             )
         return variants
+
+    def informative(self, spec: RunSpec, outputs: Sequence[torch.Tensor], other_seed: int) -> bool:
+        """Whether the reference's ``outputs`` on ``spec`` tell one candidate result from
+        another: not one value throughout, or one value (a scalar, a broadcast mean) that moves
+        with the inputs (those of ``other_seed``). Not so where every value saturates on these
+        inputs: KernelBench's level-2 problem 9 is ReLU(x - 2) of sums that mostly stay below 2
+        at the task's scale, its problem 80 subtracts the mean of one element, always 0."""
+        if not one_valued(outputs):
+            return True
+        try:
+            others = self.evaluation.reference_run(dataclasses.replace(spec, input_seed=other_seed)).outputs
+        except TaskFailed:
+            return True
+        return one_valued(others) and not self.evaluation.compare(others, list(outputs))[0].passed
+
+    def widened(self, spec: RunSpec, other_seed: int) -> RunSpec | None:
+        """``spec`` at the first scale of float inputs above its own (the configured scale times
+        _WIDER) at which the reference's outputs are finite and ``informative``; None when
+        there is none."""
+        for factor in _WIDER:
+            scale = self.settings.correctness.scale * factor
+            if scale <= spec.scale:
+                continue
+            wider = dataclasses.replace(spec, scale=scale)
+            try:
+                outputs = self.evaluation.reference_run(wider).outputs
+            except TaskFailed:
+                return None
+            if not finite(outputs):
+                return None
+            if self.informative(wider, outputs, other_seed):
+                return wider
+        return None
+
+    def scaled_informatively(self, variant: Variant, outputs: Sequence[torch.Tensor], other_seed: int) -> Variant:
+        """The scaled variant, at a larger scale where its outputs are not ``informative`` at
+        the configured one (a kernel returning the one value there would pass every check),
+        said in its description; unchanged otherwise. A knock-out on widened inputs measures
+        saturation as much as work: its share of the output does not scale coverage."""
+        if self.informative(variant.reference, outputs, other_seed):
+            return variant
+        wider = self.widened(variant.reference, other_seed)
+        if wider is None:
+            return variant
+        return dataclasses.replace(
+            variant,
+            description=f"float inputs x{wider.scale:g} (at x{variant.reference.scale:g} the task's output is one "
+            "value on these inputs)",
+            candidate=dataclasses.replace(variant.candidate, scale=wider.scale),
+            reference=wider,
+            widened=True,
+        )
 
     def _resized(self) -> Variant:
         sizes = self.task.sizes(self.settings.correctness.size_constant_min)

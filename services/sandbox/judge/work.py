@@ -16,7 +16,10 @@ Three checks (docs/EVALUATION.md, "Proof of work"):
    from any other checked call before its first kernel ran. The share of output elements that then
    differ from the reference is the share of the output the kernels produce: none at all
    (the outputs stay right) is HACKED, so is a call that raises only when the kernels' results
-   are replaced (a check on them, not a use of them). With two or more kernels, one more call
+   are replaced (a check on them, not a use of them). Where the reference's output is one
+   value on those inputs (every value saturated, as ReLU(x - 2) of small sums), nothing could
+   move it: the call is made again on larger float inputs where the output tells results
+   apart (variants.py), or, if there are none, proves nothing. With two or more kernels, one more call
    at the task's sizes per kernel replaces only that kernel's writes: a kernel whose results
    never reach the output earns no coverage.
 3. The PyTorch trace (candidate/trace.py, every checked call): a tensor that PyTorch computed
@@ -111,9 +114,13 @@ class WorkCheck:
         """Where among ``calls`` checked calls of one size its knock-out goes (0: first)."""
         return self.random.randint(0, calls)
 
+    def other_seed(self) -> int:
+        """An input seed no other call uses, that the candidate cannot predict."""
+        return self.random.randrange(10**6, 10**9)
+
     def fresh(self, spec: RunSpec) -> RunSpec:
         """``spec`` on inputs no other call uses, from a seed the candidate cannot predict."""
-        return dataclasses.replace(spec, input_seed=self.random.randrange(10**6, 10**9))
+        return dataclasses.replace(spec, input_seed=self.other_seed())
 
     def knock_outs(
         self,
@@ -125,7 +132,7 @@ class WorkCheck:
     ) -> list[KnockOut]:
         """The knock-out calls for one size: all kernels at once, and at the task's sizes one
         per kernel when there are several, in random order."""
-        seed = self.random.randrange(10**6, 10**9)
+        seed = self.other_seed()
         plans = [KnockOut(candidate, reference, where, expected_dtypes, None, task_sizes)]
         kernels = sorted(self.evaluation.kernels)
         if task_sizes and len(kernels) > 1:
@@ -177,12 +184,12 @@ class WorkCheck:
         dtypes = list(plan.expected_dtypes) if plan.expected_dtypes else [t.dtype for t in expected.outputs]
         floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
         share = moved_share(run.outputs[:count], expected.outputs, dtypes, evaluation.tolerance(floating))
+        if share == 0 and not evaluation.variants.informative(plan.reference, expected.outputs, self.other_seed()):
+            return self._knock_out_wider(plan)
         if plan.kernels is not None:
             if share == 0:
                 self.unreached |= plan.kernels
             return f"{plan.where}: {share:.0%} of the output moved"
-        if share == 0 and self._reference_ignores_inputs(plan, expected):
-            return f"{plan.where}: not knocked out (the task's output does not depend on its inputs at these sizes)"
         if share == 0:
             replaced = "zeros (what they wrote cancels out or is ignored)" if plan.zeros else "other values"
             reason = (
@@ -195,17 +202,28 @@ class WorkCheck:
             self.task_shares.append(share)
         return f"{plan.where}: {share:.0%} of the output moved when its kernels' results were replaced"
 
-    def _reference_ignores_inputs(self, plan: KnockOut, expected: ReferenceRun) -> bool:
-        """Whether the reference gives the same outputs on other inputs of these sizes: then no
-        replacement of the kernels' results can move the output (KernelBench's level-2 80
-        subtracts the mean of one element, always 0; GroupNorm of one channel per group, as
-        in the tiny run of its problem 62), and an output that stays right proves nothing."""
-        other = dataclasses.replace(plan.reference, input_seed=self.random.randrange(10**6, 10**9))
-        try:
-            outputs = self.evaluation.reference_run(other).outputs
-        except TaskFailed:
-            return False
-        return self.evaluation.compare(outputs, expected.outputs)[0].passed
+    def _knock_out_wider(self, plan: KnockOut) -> str:
+        """The knock-out again, on fresh inputs, at the first larger scale of float inputs at
+        which the reference's outputs tell results apart (variants.py); its share of the
+        output moved is no measure of the task's own inputs, so it does not scale coverage.
+        Where no scale helps, the output staying right proves nothing: no finding."""
+        fresh = dataclasses.replace(plan.reference, input_seed=self.other_seed())
+        wider = self.evaluation.variants.widened(fresh, self.other_seed())
+        if wider is None:
+            return (
+                f"{plan.where}: not knocked out (the task's output is one value on these inputs, "
+                "also with larger float inputs)"
+            )
+        return self.knock_out(
+            dataclasses.replace(
+                plan,
+                candidate=dataclasses.replace(plan.candidate, scale=wider.scale, input_seed=wider.input_seed),
+                reference=wider,
+                where=f"{plan.where}, float inputs x{wider.scale:g} (at x{plan.reference.scale:g} the task's output is "
+                "one value)",
+                task_sizes=False,
+            )
+        )
 
     def _fails_anyway(self, plan: KnockOut) -> bool:
         """Whether the same call, not knocked out, fails too (then the checked calls of this
