@@ -52,6 +52,8 @@ def record(response: pb.EvaluateResponse, group: str, name: str, wall_seconds: f
         "reference_cv": timing.reference.coefficient_of_variation,
         "candidate_cv": timing.candidate.coefficient_of_variation,
         "calls_per_trial": timing.calls_per_trial,
+        "reference_trials": timing.reference.trials,
+        "candidate_trials": timing.candidate.trials,
         "timing_method": timing.method,
         "evaluation_seconds": response.evaluation_seconds,
         "queue_seconds": response.queue_seconds,

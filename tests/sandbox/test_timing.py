@@ -8,7 +8,7 @@ import types
 import pytest
 import torch
 
-from services.sandbox.judge.timing import TimingStage, kept_speedup, summarize
+from services.sandbox.judge.timing import TimingStage, kept_speedup, precise, summarize
 from services.sandbox.shared.clock import Clock, sample_values, superseded
 from services.sandbox.shared.evaluation import TimingReport
 from services.sandbox.wire.judge_candidate import RunSpec
@@ -24,6 +24,17 @@ def test_summary_statistics_worked_by_hand():
     assert stats.trimmed_mean_us == pytest.approx(sum(sorted(samples)[1:-1]) / 8)
     assert stats.mean_us == pytest.approx(sum(samples) / 10)
     assert stats.coefficient_of_variation == pytest.approx(statistics.stdev(samples) / stats.mean_us)
+
+
+def test_one_stray_slow_trial_does_not_keep_a_steady_median_imprecise():
+    steady = [4000.0 + 2.0 * (i % 5) for i in range(10)]
+    assert precise(steady, 0.002)
+    # one trial 30% slow (a clock change, another process) moves the median by half a step,
+    # but it would have tripled the standard deviation's estimate of its error
+    assert precise([*steady[:-1], 5200.0], 0.002)
+    spread = [4000.0 * (1 + 0.02 * ((i * 7) % 10 - 5)) for i in range(10)]
+    assert not precise(spread, 0.002)
+    assert not precise(steady[:2], 0.002)
 
 
 def test_samples_are_the_same_positions_for_the_same_seed_and_size():
