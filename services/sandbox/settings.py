@@ -115,7 +115,7 @@ class TimingSettings(Section):
         ge=0,
         description=(
             "Timing stops once the standard error of both models' median, relative to the median, is "
-            "below this (1.253 * 1.4826 * MAD / sqrt(n) / median); 0 always runs every trial."
+            "below this (1.253 * stdev / sqrt(n) / median); 0 always runs every trial."
         ),
     )
     cpu_trials: int = Field(3, ge=1, description="Timed runs on CPU, where timing is reported but never valid.")

@@ -26,15 +26,17 @@ def test_summary_statistics_worked_by_hand():
     assert stats.coefficient_of_variation == pytest.approx(statistics.stdev(samples) / stats.mean_us)
 
 
-def test_one_stray_slow_trial_does_not_keep_a_steady_median_imprecise():
+def test_timing_goes_on_while_the_median_could_still_move():
     steady = [4000.0 + 2.0 * (i % 5) for i in range(10)]
     assert precise(steady, 0.002)
-    # one trial 30% slow (a clock change, another process) moves the median by half a step,
-    # but it would have tripled the standard deviation's estimate of its error
-    assert precise([*steady[:-1], 5200.0], 0.002)
+    assert not precise(steady[:2], 0.002)
     spread = [4000.0 * (1 + 0.02 * ((i * 7) % 10 - 5)) for i in range(10)]
     assert not precise(spread, 0.002)
-    assert not precise(steady[:2], 0.002)
+    # two levels 13% apart, four trials at one (a reference that settles at one of two speeds):
+    # the median could land on either; a median-absolute-deviation rule called this precise
+    # and the speedup's CV over ten evaluations of l2_gemm_bias_relu rose to 4.7% on an H100
+    two_levels = [9.7 if i % 5 < 2 else 11.1 for i in range(10)]
+    assert not precise(two_levels, 0.002)
 
 
 def test_samples_are_the_same_positions_for_the_same_seed_and_size():

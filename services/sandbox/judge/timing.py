@@ -70,16 +70,12 @@ def kept_speedup(alone: float, interleaved: float, *, timed_alone: bool, calls: 
 
 
 def precise(samples_us: Sequence[float], relative_error: float) -> bool:
-    """Whether the median of these samples is known to ``relative_error``: its standard error,
-    1.253 * sigma / sqrt(n), over the median, with sigma estimated as 1.4826 times the median
-    absolute deviation. The median ignores a stray slow trial (a clock change, another
-    process); the standard deviation would not, and one such trial kept timing going to the
-    last of ``trials``."""
+    """Whether the median of these samples is known to ``relative_error`` (its standard error,
+    1.253 * stdev / sqrt(n) for near-normal samples, over the median)."""
     if len(samples_us) < 3:
         return False
     median = statistics.median(samples_us)
-    sigma = 1.4826 * statistics.median(abs(sample - median) for sample in samples_us)
-    return median > 0 and 1.253 * sigma / math.sqrt(len(samples_us)) / median < relative_error
+    return median > 0 and 1.253 * statistics.stdev(samples_us) / math.sqrt(len(samples_us)) / median < relative_error
 
 
 class TimingStage:
