@@ -5,7 +5,7 @@ sizes of the first run, and each variant planned to fit in device memory (judge/
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ import torch
 
 from services.sandbox.judge.memory import fits, gib
 from services.sandbox.judge.reference import TaskFailed
+from services.sandbox.settings import Tolerance
 from services.sandbox.shared.evaluation import InputVariant
 from services.sandbox.shared.runner import DTYPES
 from services.sandbox.shared.task_source import resized_plans, tiny_plans
@@ -50,9 +51,26 @@ def finite(outputs: Sequence[torch.Tensor]) -> bool:
     return all(bool(torch.isfinite(t).all()) for t in outputs if t.is_floating_point())
 
 
-def one_valued(outputs: Sequence[torch.Tensor]) -> bool:
-    """Whether every output holds a single value (all elements equal)."""
-    return all(t.numel() == 0 or bool((t == t.reshape(-1)[0]).all()) for t in outputs)
+def one_valued(outputs: Sequence[torch.Tensor], tolerance: Callable[[torch.dtype], Tolerance]) -> bool:
+    """Whether every output holds one value, within the tolerance of its dtype (``tolerance``)
+    for floats: then no element can be told from another."""
+    for output in outputs:
+        if output.numel() == 0:
+            continue
+        values = output.detach()
+        if values.is_complex():
+            values = torch.view_as_real(values)
+        elif values.dtype == torch.bool:
+            values = values.to(torch.uint8)
+        low, high = (float(v) for v in torch.aminmax(values))
+        if not values.is_floating_point():
+            if low != high:
+                return False
+            continue
+        allowed = tolerance(output.dtype)
+        if not high - low <= allowed.atol + allowed.rtol * max(abs(low), abs(high)):
+            return False
+    return True
 
 
 class VariantPlanner:
@@ -109,17 +127,20 @@ class VariantPlanner:
 
     def informative(self, spec: RunSpec, outputs: Sequence[torch.Tensor], other_seed: int) -> bool:
         """Whether the reference's ``outputs`` on ``spec`` tell one candidate result from
-        another: not one value throughout, or one value (a scalar, a broadcast mean) that moves
-        with the inputs (those of ``other_seed``). Not so where every value saturates on these
-        inputs: KernelBench's level-2 problem 9 is ReLU(x - 2) of sums that mostly stay below 2
-        at the task's scale, its problem 80 subtracts the mean of one element, always 0."""
-        if not one_valued(outputs):
-            return True
+        another: they differ from its outputs on other inputs (those of ``other_seed``), and
+        hold more than one value, or one value (a scalar, a broadcast mean) that moves with the
+        inputs. Not so where the output does not depend on the inputs (KernelBench's level-2
+        problem 80 subtracts the mean of one element, always 0; a softmax over 20,000 columns
+        is 1/20,000 everywhere within the tolerance) or where every value saturates on these
+        inputs (its level-2 problem 9 is ReLU(x - 2) of sums that mostly stay below 2 at the
+        task's scale)."""
         try:
             others = self.evaluation.reference_run(dataclasses.replace(spec, input_seed=other_seed)).outputs
         except TaskFailed:
             return True
-        return one_valued(others) and not self.evaluation.compare(others, list(outputs))[0].passed
+        if self.evaluation.compare(others, list(outputs))[0].passed:
+            return False
+        return not one_valued(outputs, self.evaluation.tolerance) or one_valued(others, self.evaluation.tolerance)
 
     def widened(self, spec: RunSpec, other_seed: int) -> RunSpec | None:
         """``spec`` at the first scale of float inputs above its own (the configured scale times
@@ -145,7 +166,9 @@ class VariantPlanner:
         the configured one (a kernel returning the one value there would pass every check),
         said in its description; unchanged otherwise. A knock-out on widened inputs measures
         saturation as much as work: its share of the output does not scale coverage."""
-        if self.informative(variant.reference, outputs, other_seed):
+        if not one_valued(outputs, self.evaluation.tolerance) or self.informative(
+            variant.reference, outputs, other_seed
+        ):
             return variant
         wider = self.widened(variant.reference, other_seed)
         if wider is None:
