@@ -185,7 +185,14 @@ class WorkCheck:
         floating = next((d for d in dtypes if d.is_floating_point), torch.float32)
         share = moved_share(run.outputs[:count], expected.outputs, dtypes, evaluation.tolerance(floating))
         if share == 0 and not evaluation.variants.informative(plan.reference, expected.outputs, self.other_seed()):
-            return self._knock_out_wider(plan)
+            wider = self._wider(plan)
+            if wider is not None:
+                return self.knock_out(wider)
+            if plan.kernels is None:
+                return (
+                    f"{plan.where}: not knocked out (the task's output is one value or the same on other inputs, "
+                    "also with larger float inputs)"
+                )
         if plan.kernels is not None:
             if share == 0:
                 self.unreached |= plan.kernels
@@ -202,27 +209,22 @@ class WorkCheck:
             self.task_shares.append(share)
         return f"{plan.where}: {share:.0%} of the output moved when its kernels' results were replaced"
 
-    def _knock_out_wider(self, plan: KnockOut) -> str:
-        """The knock-out again, on fresh inputs, at the first larger scale of float inputs at
-        which the reference's outputs tell results apart (variants.py); its share of the
-        output moved is no measure of the task's own inputs, so it does not scale coverage.
-        Where no scale helps, the output staying right proves nothing: no finding."""
+    def _wider(self, plan: KnockOut) -> KnockOut | None:
+        """The knock-out to make instead, on fresh inputs, at the first larger scale of float
+        inputs at which the reference's outputs tell results apart (variants.py); its share of
+        the output moved is no measure of the task's own inputs, so it does not scale coverage.
+        None where no scale helps: then the output staying right proves nothing."""
         fresh = dataclasses.replace(plan.reference, input_seed=self.other_seed())
         wider = self.evaluation.variants.widened(fresh, self.other_seed())
         if wider is None:
-            return (
-                f"{plan.where}: not knocked out (the task's output is one value on these inputs, "
-                "also with larger float inputs)"
-            )
-        return self.knock_out(
-            dataclasses.replace(
-                plan,
-                candidate=dataclasses.replace(plan.candidate, scale=wider.scale, input_seed=wider.input_seed),
-                reference=wider,
-                where=f"{plan.where}, float inputs x{wider.scale:g} (at x{plan.reference.scale:g} the task's output is "
-                "one value)",
-                task_sizes=False,
-            )
+            return None
+        return dataclasses.replace(
+            plan,
+            candidate=dataclasses.replace(plan.candidate, scale=wider.scale, input_seed=wider.input_seed),
+            reference=wider,
+            where=f"{plan.where}, float inputs x{wider.scale:g} (at x{plan.reference.scale:g} the task's output is one "
+            "value or the same on other inputs)",
+            task_sizes=False,
         )
 
     def _fails_anyway(self, plan: KnockOut) -> bool:
