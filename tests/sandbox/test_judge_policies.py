@@ -12,6 +12,8 @@ from drkernel.sections import SecuritySettings
 from drkernel.v1 import sandbox_pb2 as pb
 from services.sandbox.judge.memory import Footprint
 from services.sandbox.server.servicer import start_sandbox
+from services.sandbox.shared.task_source import with_constants
+from services.sandbox.tasks import builtin_task
 from tests.conftest import BackgroundLoop, sandbox_settings
 from tests.sandbox.conftest import evaluate, source
 
@@ -66,6 +68,22 @@ def test_kernelbench_profile_checks_the_task_inputs_with_its_tolerance_only(sand
     assert kinds == [pb.INPUT_VARIANT_ORIGINAL] + [pb.INPUT_VARIANT_SEED] * 4
     assert all(c.atol == pytest.approx(1e-4) and c.rtol == pytest.approx(1e-4) for c in response.checks)
     assert "tiny" not in " ".join(s.detail for s in response.stages)
+
+
+def test_a_softmax_whose_every_value_is_within_the_tolerance_is_correct(sandbox_stub):
+    """Under the kernelbench profile the first run is at the task's sizes: a softmax over
+    20,000 columns of values in [0, 1) (KernelBench's 23_Softmax draws them so) is within atol
+    1e-4 of 1/20,000 everywhere, so a knock-out that replaces the
+    kernel's results by zeros cannot move it there (was HACKED for an honest kernel): the
+    judge knocks out on larger inputs instead, where it can."""
+    softmax = builtin_task("l1_softmax")
+    task = with_constants(softmax.path.read_text(), {"batch_size": 4, "dim": 20000}).replace("randn(", "rand(")
+    assert softmax.solution is not None
+    response = evaluate(
+        sandbox_stub, task, softmax.solution.read_text(), correctness_profile=pb.CORRECTNESS_PROFILE_KERNELBENCH
+    )
+    assert response.verdict == pb.VERDICT_CORRECT, response.error
+    assert "float inputs x" in " ".join(s.detail for s in response.stages)
 
 
 def test_kernelgym_profile_uses_its_published_tolerance(sandbox_stub):
