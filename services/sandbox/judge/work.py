@@ -16,12 +16,12 @@ Three checks (docs/EVALUATION.md, "Proof of work"):
    from any other checked call before its first kernel ran. The share of output elements that then
    differ from the reference is the share of the output the kernels produce: none at all
    (the outputs stay right) is HACKED, so is a call that raises only when the kernels' results
-   are replaced (a check on them, not a use of them). Where the reference's output is one
-   value on those inputs (every value saturated, as ReLU(x - 2) of small sums), nothing could
-   move it: the call is made again on larger float inputs where the output tells results
-   apart (variants.py), or, if there are none, proves nothing. With two or more kernels, one more call
-   at the task's sizes per kernel replaces only that kernel's writes: a kernel whose results
-   never reach the output earns no coverage.
+   are replaced (a check on them, not a use of them). Where the reference's output cannot
+   show a replacement on those inputs (one value within the tolerance, every value
+   saturated as ReLU(x - 2) of small sums; or the same on other inputs), the call is made
+   again on larger float inputs where it can (variants.py), or, if there are none, proves
+   nothing. With two or more kernels, one more call at the task's sizes per kernel replaces
+   only that kernel's writes: a kernel whose results never reach the output earns no coverage.
 3. The PyTorch trace (candidate/trace.py, every checked call): a tensor that PyTorch computed
    without any result of the kernels, and that equals an output (or does once rescaled and
    shifted: the kernels only rescaled it), confirmed here against the reference, means

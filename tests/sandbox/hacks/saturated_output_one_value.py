@@ -3,7 +3,7 @@ is 0 at the task's scale: it would pass every check on the task's inputs; on lar
 where some sums pass the shift, it is wrong.
 
 source: drkernel KernelBench parity (the one-value answers of saturated outputs)
-task: tasks/gemm_shifted_relu.py
+task: ../legit/tasks/gemm_shifted_relu.py
 expect: INCORRECT
 error: the task's output is one value on these inputs
 """
