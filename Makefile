@@ -52,10 +52,13 @@ demo: venv
 
 ## test: set up, then the CPU test suite (what CI runs: everything but the tests marked heavy, to
 ## stay under 15 minutes on 2 cores) with the static checks beside it (a minute of one core,
-## their output printed after the tests'); fails if either fails
+## their output printed after the tests'); fails if either fails. Two pytest workers: much of
+## the suite waits on servers and subprocesses, and one process alone left a core idle half
+## the time; each test file runs on one worker, so a module's fixtures (a corpus judged in one
+## batch) are built once
 test: venv
 	@checks_log=$$(mktemp); $(MAKE) --no-print-directory static-checks > $$checks_log 2>&1 & checks=$$!; \
-	$(PY) -m pytest -m "not heavy" --durations=25; tests=$$?; \
+	$(PY) -m pytest -m "not heavy" -n 2 --dist loadfile --durations=25; tests=$$?; \
 	wait $$checks; checks_rc=$$?; echo "== static checks (exit $$checks_rc)"; cat $$checks_log; rm -f $$checks_log; \
 	test $$tests -eq 0 && test $$checks_rc -eq 0
 
