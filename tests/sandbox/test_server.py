@@ -116,6 +116,22 @@ def test_hang_times_out_crash_is_explained_and_the_next_evaluation_is_right(sand
 
 
 @pytest.mark.slow
+def test_a_time_limit_starts_once_the_candidate_process_has_started(background_loop, tmp_path):
+    """With no candidate kept warm, each evaluation starts one (seconds of imports): a limit of
+    1 s is the candidate's code's, not spent while its process starts (that ended the process
+    before its code was loaded, and the caller got RESOURCE_EXHAUSTED instead of a verdict)."""
+    settings = sandbox_settings(tmp_path, cpu_workers=1, warm_candidates=0)
+    running = background_loop.run(start_sandbox(settings, SecuritySettings()))
+    try:
+        with grpc.insecure_channel(running.address) as channel:
+            stub = sandbox_pb2_grpc.SandboxServiceStub(channel)
+            hung = evaluate(stub, "relu_task.py", "relu_infinite_loop.py", timeout_seconds=1)
+        assert hung.verdict == pb.VERDICT_TIMEOUT and "exceeded its limit of 1 s" in hung.error
+    finally:
+        background_loop.run(running.stop())
+
+
+@pytest.mark.slow
 def test_full_queue_answers_resource_exhausted_and_retrying_clients_all_succeed(background_loop, tmp_path):
     settings = sandbox_settings(
         tmp_path, cpu_workers=1, queue_capacity=1, retry_pushback_ms=200, expected_evaluation_seconds=0.5

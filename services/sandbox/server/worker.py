@@ -408,6 +408,10 @@ class Worker:
         started = time.monotonic()
         candidate = await self._take_candidate()
         try:
+            # The time limit is the candidate's own: a process still starting (importing PyTorch
+            # takes seconds on a loaded machine, and a one-off evaluation keeps none warm) would
+            # otherwise spend it, and a short limit would end it before its code was loaded.
+            await asyncio.to_thread(_has_spoken, candidate.sock, _START_TIMEOUT_SECONDS)
             if self._judge is None or self._judge.process.returncode is not None:
                 self._judge = await self._start_judge()
             judge = self._judge
