@@ -60,7 +60,7 @@ def sandbox_settings(work_dir: Path, **overrides: object) -> SandboxSettings:
         server=ServerSettings(host="127.0.0.1", port=0, metrics_port=0),
         device="cpu",
         cpu_workers=2,
-        warm_candidates=2,  # two cores: fewer processes starting at once
+        warm_candidates=1,  # two cores: fewer processes starting at once, and fewer started for nothing at the end
         default_timeout_seconds=240,  # the proof-of-work checks make large CPU tasks slow on a loaded 2-core machine
         work_dir=work_dir,
     )

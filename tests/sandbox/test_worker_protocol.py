@@ -52,7 +52,7 @@ def test_the_candidate_is_gone_when_the_judge_is_told_it_ended(tmp_path: Path) -
         thread.start()
         fake_judge_process = _Process(candidate.process, worker_side, tmp_path, candidate.output, 0)
         try:
-            return await worker._judge_reply(fake_judge_process, candidate)
+            return await worker._judge_reply(fake_judge_process, candidate, asyncio.Event())
         finally:
             thread.join()
             await worker._kill_candidate(candidate)

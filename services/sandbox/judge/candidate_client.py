@@ -80,10 +80,16 @@ class CandidateClient:
     payload is held only when it is no larger than what the caller expects."""
 
     def __init__(
-        self, sock: socket.socket, max_output_bytes: int, device: torch.device, end_sandbox: Callable[[], None]
+        self,
+        sock: socket.socket,
+        max_output_bytes: int,
+        device: torch.device,
+        end_sandbox: Callable[[], None],
+        started: Callable[[], None] = lambda: None,
     ) -> None:
         self._sock = sock
         self._end_sandbox = end_sandbox
+        self._started = started
         self._max_output_bytes = max_output_bytes
         self._device = device
 
@@ -170,9 +176,11 @@ class CandidateClient:
             raise
 
     def ready(self) -> None:
-        """Waits for the process to finish starting."""
+        """Waits for the process to finish starting, then says so (the server's time limit for
+        the candidate runs from then)."""
         _, size, _ = self._call(None, Ready)
         self._discard(size)
+        self._started()
 
     def load(
         self,

@@ -30,6 +30,7 @@ from services.sandbox.wire.server_judge import (
     JUDGE_COMMAND,
     JUDGEMENT,
     REQUEST,
+    CandidateStarted,
     EndCandidate,
     JobDone,
     JudgeReady,
@@ -65,7 +66,9 @@ class Judge:
     def evaluate(self, request: EvaluationRequest, candidate_socket: socket.socket) -> tuple[JobDone, Judgement | None]:
         """Judges one request: the JobDone and, when judged, the judgement that travels as its
         payload."""
-        client = CandidateClient(candidate_socket, self.settings.max_output_bytes, self.device, self._end_sandbox)
+        client = CandidateClient(
+            candidate_socket, self.settings.max_output_bytes, self.device, self._end_sandbox, self._candidate_started
+        )
         try:
             reference = self._reference(request.reference_source)
             evaluation = Evaluation(request, reference.task, reference, client, self.settings, self.device, self.clock)
@@ -78,6 +81,9 @@ class Judge:
             client.close()
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()  # give the next candidate the memory this one used
+
+    def _candidate_started(self) -> None:
+        send(self.control, CandidateStarted())
 
     def _end_sandbox(self) -> None:
         """Has the server kill the current candidate's sandbox, and waits until it has."""

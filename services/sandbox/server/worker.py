@@ -41,6 +41,7 @@ from services.sandbox.wire.server_judge import (
     JUDGEMENT,
     REQUEST,
     CandidateEnded,
+    CandidateStarted,
     EndCandidate,
     Job,
     JobDone,
@@ -408,10 +409,6 @@ class Worker:
         started = time.monotonic()
         candidate = await self._take_candidate()
         try:
-            # The time limit is the candidate's own: a process still starting (importing PyTorch
-            # takes seconds on a loaded machine, and a one-off evaluation keeps none warm) would
-            # otherwise spend it, and a short limit would end it before its code was loaded.
-            await asyncio.to_thread(_has_spoken, candidate.sock, _START_TIMEOUT_SECONDS)
             if self._judge is None or self._judge.process.returncode is not None:
                 self._judge = await self._start_judge()
             judge = self._judge
@@ -436,19 +433,19 @@ class Worker:
     ) -> tuple[Judgement, ProcessOutcome]:
         """The judge's judgement (an empty one when a timed-out judge did not answer) and how
         the candidate's process ended: within the limit, killed at it, or dead on its own."""
+        started = asyncio.Event()
         reply: asyncio.Future[tuple[JobDone, Judgement | None]] = asyncio.ensure_future(
-            self._judge_reply(judge, candidate)
+            self._judge_reply(judge, candidate, started)
         )
         # Read here or below; when this call is cancelled (Ctrl-C, shutdown) and the judge then
         # dies, nobody else would, and asyncio would print the error's traceback.
         reply.add_done_callback(_retrieved)
-        done, _ = await asyncio.wait({reply}, timeout=timeout_seconds)
-        timed_out = not done
+        timed_out = not await _answered_in_time(reply, started, timeout_seconds)
         if timed_out:
             TIMEOUTS.labels(self.kind).inc()
             await candidate.kill()
-            done, _ = await asyncio.wait({reply}, timeout=_JUDGE_GRACE_SECONDS)
-        if not done or reply.exception() is not None:
+            await asyncio.wait({reply}, timeout=_JUDGE_GRACE_SECONDS)
+        if not reply.done() or reply.exception() is not None:
             await self._retire_judge()
             await asyncio.wait({reply}, timeout=_JUDGE_GRACE_SECONDS)
             if not timed_out:  # our fault, not the candidate's: the caller gets INTERNAL and may retry
@@ -475,7 +472,9 @@ class Worker:
             return judgement, await self._explain_death(candidate)
         return judgement, ProcessOutcome(Ending.FINISHED)
 
-    async def _judge_reply(self, judge: _Process, candidate: _Process) -> tuple[JobDone, Judgement | None]:
+    async def _judge_reply(
+        self, judge: _Process, candidate: _Process, started: asyncio.Event
+    ) -> tuple[JobDone, Judgement | None]:
         """The judge's answer to a job. Before it, the judge may ask for the candidate's sandbox
         to be ended (to time the reference with nothing of the candidate left): it is killed,
         and the judge told so once it is gone, every process of it: the kernel tears a PID
@@ -483,6 +482,9 @@ class Worker:
         candidate's CUDA context was still being torn down ran up to 14% slower."""
         while True:
             message, payload = await asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, self.settings.max_output_bytes)
+            if isinstance(message, CandidateStarted):
+                started.set()
+                continue
             if not isinstance(message, EndCandidate):
                 return _judgement_of(message, payload)
             await candidate.kill()
@@ -513,6 +515,23 @@ class Worker:
             self.busy,
             self.evaluations,
         )
+
+
+async def _answered_in_time(reply: asyncio.Future[Any], started: asyncio.Event, timeout_seconds: float) -> bool:
+    """Whether the judge answered within the time limit. The limit is the candidate's own, so
+    it runs from the judge's word that the candidate's process has started: a process still
+    starting (importing PyTorch takes seconds on a loaded machine, and a one-off evaluation
+    keeps none warm) would otherwise spend it, and a short limit would end it before its code
+    was loaded. A job that ends before the candidate is needed (a syntax error) never waits
+    for it."""
+    starting = asyncio.ensure_future(started.wait())
+    try:
+        await asyncio.wait({reply, starting}, timeout=_START_TIMEOUT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        starting.cancel()
+    if not reply.done():
+        await asyncio.wait({reply}, timeout=timeout_seconds)
+    return reply.done()
 
 
 async def gather_quietly(*tasks: Awaitable[object]) -> None:

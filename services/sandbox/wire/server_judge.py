@@ -39,6 +39,13 @@ class JobDone(Message):
     not_judged: str = ""
 
 
+class CandidateStarted(Message):
+    """From the judge during a job: the candidate's process has finished starting (its Ready
+    is in). The job's time limit runs from here."""
+
+    kind: Literal["candidate_started"] = "candidate_started"
+
+
 class EndCandidate(Message):
     """From the judge during a job: kill the candidate's sandbox now, with everything in it,
     and answer CandidateEnded once it is gone (the judge then times the reference alone)."""
@@ -53,7 +60,9 @@ class CandidateEnded(Message):
 
 
 JUDGE_COMMAND = TypeAdapter(Annotated[Job | Shutdown, Field(discriminator="kind")])
-JUDGE_REPLY = TypeAdapter(Annotated[JudgeReady | JobDone | EndCandidate, Field(discriminator="kind")])
+JUDGE_REPLY = TypeAdapter(
+    Annotated[JudgeReady | JobDone | CandidateStarted | EndCandidate, Field(discriminator="kind")]
+)
 CANDIDATE_ENDED = TypeAdapter(CandidateEnded)
 REQUEST = TypeAdapter(EvaluationRequest)
 JUDGEMENT = TypeAdapter(Judgement)
