@@ -109,7 +109,7 @@ def secure_sandboxes(
 
 
 @pytest.fixture(scope="session")
-def trainer_tokenizer() -> Any:
+def tokenizer() -> Any:
     """The embedded default model's tokenizer, read straight from its GGUF file (a few seconds;
     converting the whole model would take several times longer)."""
     from transformers import AutoTokenizer
@@ -121,6 +121,6 @@ def trainer_tokenizer() -> Any:
 
 
 @pytest.fixture(scope="session")
-def tiny_policy_dir(tmp_path_factory: pytest.TempPathFactory, trainer_tokenizer: Any) -> Path:
+def tiny_policy_dir(tmp_path_factory: pytest.TempPathFactory, tokenizer: Any) -> Path:
     """A random 2-layer Qwen2 with the default tokenizer, saved as a model directory."""
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-policy"), trainer_tokenizer, seed=0)
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-policy"), tokenizer, seed=0)

@@ -1,8 +1,8 @@
 """Shared fixtures of the policy tests.
 
 Model loads are the slow part on a 2-core machine, so the expensive things are built once per
-session: the embedded default model is converted into a session cache (its tokenizer is reused
-by the tiny models) and tiny random models are built from a config. Servers and engines run
+session: the embedded default model is converted into a session cache, and tiny random models
+are built from a config with its tokenizer (the suite's ``tokenizer``, tests/conftest.py). Servers and engines run
 on the suite's shared background event loop (tests/conftest.py).
 """
 
@@ -30,18 +30,6 @@ def default_model_dir(policy_cache: Path) -> Path:
     from services.policy.default_model import ensure_default_model
 
     return ensure_default_model(policy_cache)
-
-
-@pytest.fixture(scope="session")
-def tokenizer() -> Any:
-    """The embedded model's tokenizer, read from its GGUF (seconds, where converting the whole
-    model takes tens of them)."""
-    from transformers import AutoTokenizer
-
-    from services.policy.default_model import gguf_path
-
-    path = gguf_path()
-    return AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, local_files_only=True)
 
 
 @pytest.fixture(scope="session")

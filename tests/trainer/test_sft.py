@@ -99,25 +99,25 @@ def test_jsonl_round_trip_and_bad_lines(tmp_path: Path) -> None:
         read_sft_jsonl(path)
 
 
-def test_an_example_is_rendered_as_the_policy_sees_its_first_turn(trainer_tokenizer: Any) -> None:
+def test_an_example_is_rendered_as_the_policy_sees_its_first_turn(tokenizer: Any) -> None:
     example = next(e for e in solution_examples() if e.task == "l1_softmax")
     text = completion_text(example.solution)
     assert text.startswith("`ModelNew` below does the work in the Triton kernel `softmax_kernel`")
     assert text.count("```") == 2
     assert extract_code(text) == example.solution.strip() + "\n"
-    prompt, completion = render_example(trainer_tokenizer, example)
-    assert prompt == chat_token_ids(trainer_tokenizer, build_messages(example.reference, (), SYSTEM_PROMPT))
-    assert completion[-1] == trainer_tokenizer.eos_token_id
-    assert trainer_tokenizer.decode(completion[:-1]) == text
+    prompt, completion = render_example(tokenizer, example)
+    assert prompt == chat_token_ids(tokenizer, build_messages(example.reference, (), SYSTEM_PROMPT))
+    assert completion[-1] == tokenizer.eos_token_id
+    assert tokenizer.decode(completion[:-1]) == text
 
 
-def test_batches_are_left_padded_without_changing_the_loss(tiny_policy_dir: Path, trainer_tokenizer: Any) -> None:
+def test_batches_are_left_padded_without_changing_the_loss(tiny_policy_dir: Path, tokenizer: Any) -> None:
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(tiny_policy_dir, dtype=torch.float32)
-    rows = [TokenizedExample(e.task, *render_example(trainer_tokenizer, e)) for e in EXAMPLES]
+    rows = [TokenizedExample(e.task, *render_example(tokenizer, e)) for e in EXAMPLES]
     rows[1] = TokenizedExample("short", rows[1].prompt[:-7], rows[1].completion[:-5])
-    pad = trainer_tokenizer.pad_token_id
+    pad = tokenizer.pad_token_id
     with torch.no_grad():
         one_by_one = sum(float(completion_loss(model, collate([r], pad, torch.device("cpu")))) for r in rows)
         together = float(completion_loss(model, collate(rows, pad, torch.device("cpu"))))
@@ -144,13 +144,13 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def untrained_logprob(tiny_policy_dir: Path, trainer_tokenizer: Any) -> float:
-    return solution_logprob(tiny_policy_dir, trainer_tokenizer)
+def untrained_logprob(tiny_policy_dir: Path, tokenizer: Any) -> float:
+    return solution_logprob(tiny_policy_dir, tokenizer)
 
 
 @pytest.mark.slow
 def test_full_fine_tuning_learns_and_exports_a_loadable_model(
-    data: Path, tiny_policy_dir: Path, trainer_tokenizer: Any, untrained_logprob: float, tmp_path: Path
+    data: Path, tiny_policy_dir: Path, tokenizer: Any, untrained_logprob: float, tmp_path: Path
 ) -> None:
     out = tmp_path / "full"
     settings = SftSettings(epochs=3, lr=1e-2, batch_size=1, lora=False, schedule="constant")
@@ -163,14 +163,14 @@ def test_full_fine_tuning_learns_and_exports_a_loadable_model(
     }
     assert not (out / ADAPTER_DIR).exists()
     assert json.loads((out / RESULT_FILE).read_text())["epoch_losses"] == result.epoch_losses
-    assert solution_logprob(out, trainer_tokenizer) > untrained_logprob + 200
+    assert solution_logprob(out, tokenizer) > untrained_logprob + 200
     with pytest.raises(InvalidArgument, match="not empty"):
         run_sft(data, out, settings, tiny_policy_dir, progress=False)
 
 
 @pytest.mark.slow
 def test_lora_learns_and_exports_merged_weights_and_the_adapter(
-    data: Path, tiny_policy_dir: Path, trainer_tokenizer: Any, untrained_logprob: float, tmp_path: Path
+    data: Path, tiny_policy_dir: Path, tokenizer: Any, untrained_logprob: float, tmp_path: Path
 ) -> None:
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
@@ -188,10 +188,10 @@ def test_lora_learns_and_exports_merged_weights_and_the_adapter(
     merged = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32).eval()
     base = AutoModelForCausalLM.from_pretrained(tiny_policy_dir, dtype=torch.float32)
     adapted = PeftModel.from_pretrained(base, out / ADAPTER_DIR).eval()
-    ids = torch.tensor([render_example(trainer_tokenizer, EXAMPLES[0])[0]])
+    ids = torch.tensor([render_example(tokenizer, EXAMPLES[0])[0]])
     with torch.no_grad():
         assert torch.allclose(merged(ids).logits, adapted(ids).logits, atol=1e-4)
-    assert solution_logprob(out, trainer_tokenizer) > untrained_logprob + 200
+    assert solution_logprob(out, tokenizer) > untrained_logprob + 200
 
 
 def test_examples_longer_than_max_length_are_skipped(data: Path, tiny_policy_dir: Path, tmp_path: Path) -> None:
