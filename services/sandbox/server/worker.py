@@ -479,7 +479,9 @@ class Worker:
         to be ended (to time the reference with nothing of the candidate left): it is killed,
         and the judge told so once it is gone, every process of it: the kernel tears a PID
         namespace down after the sandbox's own process is reaped, and a reference timed while a
-        candidate's CUDA context was still being torn down ran up to 14% slower."""
+        candidate's CUDA context was still being torn down ran up to 14% slower. The judge also
+        says when the candidate's process has started: ``started`` is set (the limit runs from
+        there)."""
         while True:
             message, payload = await asyncio.to_thread(receive, judge.sock, JUDGE_REPLY, self.settings.max_output_bytes)
             if isinstance(message, CandidateStarted):
