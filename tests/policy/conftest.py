@@ -2,8 +2,8 @@
 
 Model loads are the slow part on a 2-core machine, so the expensive things are built once per
 session: the embedded default model is converted into a session cache, and tiny random models
-are built from a config with its tokenizer (the suite's ``tokenizer``, tests/conftest.py). Servers and engines run
-on the suite's shared background event loop (tests/conftest.py).
+are built from a config with its tokenizer (the suite's ``tokenizer``, tests/conftest.py).
+Servers and engines run on the suite's shared background event loop (tests/conftest.py).
 """
 
 from __future__ import annotations
