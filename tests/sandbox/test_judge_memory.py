@@ -78,7 +78,8 @@ def result(*shapes: tuple[int, ...]) -> RunResult:
 @pytest.fixture
 def pair() -> Iterator[tuple[CandidateClient, socket.socket]]:
     judge_side, candidate_side = socket.socketpair()
-    yield CandidateClient(judge_side, 32 * 2**30, torch.device("cpu"), end_sandbox=lambda: None), candidate_side
+    client = CandidateClient(judge_side, 2**35, torch.device("cpu"), end_sandbox=lambda: None, started=lambda: None)
+    yield client, candidate_side
     judge_side.close()
     candidate_side.close()
 

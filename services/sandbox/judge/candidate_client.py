@@ -85,7 +85,7 @@ class CandidateClient:
         max_output_bytes: int,
         device: torch.device,
         end_sandbox: Callable[[], None],
-        started: Callable[[], None] = lambda: None,
+        started: Callable[[], None],
     ) -> None:
         self._sock = sock
         self._end_sandbox = end_sandbox
