@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+import time
 import types
 
 import pytest
@@ -70,6 +71,31 @@ def test_cpu_clock_reports_wall_time_per_call():
     four = clock.time(lambda: forward_calls(4), calls=4)
     assert four.outputs == [0, 1, 2, 3]
     assert four.stream_us == pytest.approx(2000)  # per call, not per trial
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_long_call_is_timed_without_the_host_time_before_its_launch():
+    # 600 us on the host before a 3 ms kernel, as a slow launch path would spend: a call that
+    # long hides it in any pipeline, so a trial of one call measures the kernel alone (a
+    # 200 us spin left 400 us of it in the measurement); a trial of several calls keeps the
+    # host's time, which is what a launch-bound model is.
+    device = torch.device("cuda")
+    clock = Clock(device, l2_flush_bytes=0)
+    clock.prepare()
+    cycles_per_us = clock._spin_cycles_per_us()
+
+    def slow_launch() -> list[int]:
+        started = time.perf_counter()
+        while time.perf_counter() - started < 600e-6:
+            pass
+        torch.cuda._sleep(int(3000 * cycles_per_us))
+        return [0]
+
+    one = statistics.median(clock.time(slow_launch, calls=1).stream_us for _ in range(5))
+    assert one == pytest.approx(3000, rel=0.05)
+    two = statistics.median(clock.time(lambda: slow_launch() + slow_launch(), calls=2).stream_us for _ in range(5))
+    assert two > 3000 * 1.04  # 400 us of the first call's host time, 200 us per call
 
 
 def test_only_the_last_call_returning_a_reused_buffer_can_be_checked():

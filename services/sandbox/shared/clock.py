@@ -4,16 +4,21 @@ The judge times the reference and the candidate's process times the candidate wi
 code, trial by trial, interleaved. On a GPU a trial is: fresh inputs; reset any persisting-L2
 carve-out; flush L2 by writing a large buffer; synchronise the device; a short spin kernel
 (``LEAD_US``); record a CUDA event; forward; record an event on the current stream.
-``stream_us`` (first to second event) is the measurement. The spin keeps the GPU busy while
-the host queues the start event and the first launches behind it, so that how quickly this
+``stream_us`` (first to second event) is the measurement. The spin keeps the GPU busy while the
+host queues the start event and the first launches behind it, so that how quickly this
 process's thread gets a core back after the synchronisation (a busy host, other processes
 starting) is not measured: for a trial of a few hundred microseconds that jitter alone was
-several percent. Then the clock asks whether device work the model started is still running once
-the timed stream has finished: an event is recorded on every other stream its own kernels
-were launched on or its code made current (streams.StreamWatch), and ``late_us`` is how much
-later than the timed stream the last of them completes. Device timestamps only: a slow
-kernel on the timed stream, however slow, leaves nothing running, and no host-side delay
-(another process starting on the same GPU, say) can make an honest model look late.
+several percent. A trial of one call (a call long enough to fill a trial alone) spins longer
+(``ONE_CALL_LEAD_US``): a call that long hides the host time of one forward in any pipeline,
+and that host time, 190-380 us for a Triton launch on an H100 host, outlasted a 200 us spin, so
+that its jitter was measured (the KernelBench ReLU solution's trials spread over 1% with a 200
+us spin, over 0.1% with 1 ms). Then the clock asks whether device work the model started is
+still running once the timed stream has finished: an event is recorded on every other stream
+its own kernels were launched on or its code made current (streams.StreamWatch), and
+``late_us`` is how much later than the timed stream the last of them completes. Device
+timestamps only: a slow kernel on the timed stream, however slow, leaves nothing running, and
+no host-side delay (another process starting on the same GPU, say) can make an honest model
+look late.
 
 Launch-bound models run several calls back to back per trial. Where they can be captured,
 those calls are captured once as a CUDA graph over static inputs (``GraphedCalls``): each
@@ -37,8 +42,10 @@ from typing import Any
 import torch
 
 _CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
-# Device time the spin before each trial's start event lasts.
+# Device time the spin before each trial's start event lasts: trials of several calls, and
+# trials of one call (module docstring).
 LEAD_US = 200.0
+ONE_CALL_LEAD_US = 1000.0
 _CALIBRATION_CYCLES = 1_000_000
 
 
@@ -123,18 +130,19 @@ class Clock:
         self._stream_events: list[Any] = []
         self._flush = torch.empty(max(self._l2_flush_bytes, 1), dtype=torch.uint8, device=self.device)
         self._reset_persisting_l2 = _persisting_l2_reset()
-        self._lead_cycles = self._cycles_for(LEAD_US)
+        cycles_per_us = self._spin_cycles_per_us()
+        self._lead_cycles = int(cycles_per_us * LEAD_US)
+        self._one_call_lead_cycles = int(cycles_per_us * ONE_CALL_LEAD_US)
 
-    def _cycles_for(self, microseconds: float) -> int:
-        """Spin-kernel cycles that last ``microseconds`` on this GPU (measured, not taken from
-        the nominal clock, which boosting changes)."""
+    def _spin_cycles_per_us(self) -> float:
+        """Spin-kernel cycles per microsecond on this GPU (measured, not taken from the
+        nominal clock, which boosting changes)."""
         self._spin(_CALIBRATION_CYCLES // 10)  # first launch loads the kernel
         self._record(self._start, self._stream)
         self._spin(_CALIBRATION_CYCLES)
         self._record(self._end, self._stream)
         self._device_sync()
-        cycles_per_us = _CALIBRATION_CYCLES / max(self._elapsed_ms(self._start, self._end) * 1e3, 1e-3)
-        return int(cycles_per_us * microseconds)
+        return _CALIBRATION_CYCLES / max(self._elapsed_ms(self._start, self._end) * 1e3, 1e-3)
 
     def time(
         self,
@@ -162,7 +170,7 @@ class Clock:
         self._reset_persisting_l2()
         self._zero(self._flush)
         self._device_sync()
-        self._spin(self._lead_cycles)
+        self._spin(self._one_call_lead_cycles if calls == 1 else self._lead_cycles)
         self._record(start, self._stream)
         outputs = run()
         self._record(end, self._stream)
