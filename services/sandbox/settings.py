@@ -64,14 +64,15 @@ class CorrectnessSettings(Section):
     )
     tiny_size: int = Field(4, ge=1, description="Sizes are capped at this in the tiny run (raised if the task needs).")
     variant_memory_share: float = Field(
-        0.3,
+        0.15,
         gt=0,
         le=1,
         description=(
             "Variants other than the task's own inputs plan with at most this share of the device's "
             "memory and are shrunk to fit (said in their description; profiles that never shrink "
-            "are exempt): a full-size KernelBench call needs tens of GiB, and other values and "
-            "dtypes are checked as well at half those sizes in half the time."
+            "are exempt): a full-size KernelBench call needs tens of GiB, and other values, sizes "
+            "and dtypes are checked as well at a fraction of those sizes in a fraction of the time "
+            "(odd sizes stay odd)."
         ),
     )
     stop_at_first_failure: bool = Field(True, description="Stop checking variants after the first failure.")

@@ -294,6 +294,19 @@ def test_variants_beside_the_tasks_own_inputs_plan_with_a_share_of_the_device() 
     original = Variant(InputVariant.ORIGINAL, "task sizes", spec, spec)
     assert planner.fitted(original) == original  # about 46 GiB: fits in the 60 free
     seed = Variant(InputVariant.SEED, "seed 2", spec, spec)
-    fitted = planner.fitted(seed)  # 24 GiB allowed (0.3 of 80): halved until it fits
-    assert dict(fitted.candidate.constants) == {"n": 256}
+    fitted = planner.fitted(seed)  # 12 GiB allowed (0.15 of 80): halved until it fits
+    assert dict(fitted.candidate.constants) == {"n": 128}
     assert "shrunk to fit device memory" in fitted.description and "available to it" in fitted.description
+
+
+def test_a_shrunk_odd_size_stays_odd_and_the_share_alone_never_drops_the_judges_caches() -> None:
+    # The resized variant's odd sizes find a kernel that leaves its last block unmasked; an
+    # even half of them (1536 of 3073) would be a multiple of every block size that 3073 is not.
+    planned = _Planned()
+    dropped: list[bool] = []
+    planned.reference = types.SimpleNamespace(drop_cache=lambda: dropped.append(True))
+    planner = VariantPlanner(planned)  # type: ignore[arg-type]
+    spec = RunSpec(input_seed=1, constants=(("n", 769),))
+    fitted = planner.fitted(Variant(InputVariant.RESIZED, "n=769", spec, spec))
+    assert dict(fitted.candidate.constants) == {"n": 193}  # 769, 385, 193: odd at every step
+    assert not dropped  # 60 GiB free, 12 allowed: freeing the judge's caches could not help

@@ -215,18 +215,21 @@ class VariantPlanner:
 
     def fitted(self, variant: Variant) -> Variant:
         """The variant as it fits in the device memory it may plan with (``_budget``) next to
-        the judge's copies: the judge's caches are dropped first; then sizes are halved (said
-        in the description) until the call fits; a variant with no sizes to shrink, or under a
-        profile that never shrinks the task's sizes (its first run checked them already), is
-        skipped with the reason."""
+        the judge's copies: the judge's caches are dropped first where free memory, not the
+        variant's share of the device, is what it lacks (freeing them cannot help otherwise,
+        and costs the allocator's cache); then sizes are halved (said in the description) until
+        the call fits; a variant with no sizes to shrink, or under a profile that never shrinks
+        the task's sizes (its first run checked them already), is skipped with the reason."""
         need = self.evaluation.footprint(variant.reference)
         budget = self._budget(variant)
         if fits(need, budget):
             return variant
-        self.reference.drop_cache()
-        budget = self._budget(variant)
-        if fits(need, budget):
-            return variant
+        share = self._share(variant)
+        if share is None or budget is None or budget < share:
+            self.reference.drop_cache()
+            budget = self._budget(variant)
+            if fits(need, budget):
+                return variant
         if not self.plan.shrink:
             return dataclasses.replace(
                 variant,
@@ -236,7 +239,7 @@ class VariantPlanner:
         sizes = self.task.sizes(self.settings.correctness.size_constant_min)
         current = dict(variant.candidate.constants) or dict(sizes)
         for _ in range(_SHRINK_STEPS):
-            current = {name: max(1, value // 2) for name, value in current.items()}
+            current = {name: _halved(value) for name, value in current.items()}
             if not current:
                 break
             shrunk = Variant(
@@ -259,11 +262,22 @@ class VariantPlanner:
         )
 
     def _budget(self, variant: Variant) -> int | None:
-        """The device memory a variant may plan with (None: any, on CPU): what is free, and
-        for a variant other than the task's own inputs, under a profile that shrinks, at most
-        ``variant_memory_share`` of the device. A full-size KernelBench call needs tens of GiB;
-        other values and dtypes are checked as well at half those sizes in half the time."""
-        free = self.evaluation.free_bytes()
-        if free is None or variant.kind == InputVariant.ORIGINAL or not self.plan.shrink:
-            return free
-        return min(free, int(self.evaluation.device_bytes() * self.settings.correctness.variant_memory_share))
+        """The device memory a variant may plan with (None: any, on CPU): what is free, and at
+        most its ``_share``."""
+        free, share = self.evaluation.free_bytes(), self._share(variant)
+        return free if free is None or share is None else min(free, share)
+
+    def _share(self, variant: Variant) -> int | None:
+        """The most device memory a variant other than the task's own inputs may plan with,
+        under a profile that shrinks: ``variant_memory_share`` of the device (None: no cap). A
+        full-size KernelBench call needs tens of GiB; other values, sizes and dtypes are
+        checked as well at a fraction of those sizes in a fraction of the time."""
+        if self.evaluation.free_bytes() is None or variant.kind == InputVariant.ORIGINAL or not self.plan.shrink:
+            return None
+        return int(self.evaluation.device_bytes() * self.settings.correctness.variant_memory_share)
+
+
+def _halved(size: int) -> int:
+    """Half a size constant, odd when it was odd: an odd size (the resized variant's) is what
+    finds a kernel that leaves its last block unmasked, and an even half of it would not."""
+    return max(1, (size // 2) | (size & 1))
