@@ -123,7 +123,10 @@ def _device_kernels(events: list[Any]) -> list[KernelTime]:
     is inside a range when it started there on the range's thread. Raw events, not
     torch.profiler's event tree: building that tree took seconds for a call whose judge's
     checks launch thousands of operators on large tensors."""
-    cpu = [event for event in events if event.device_type() == DeviceType.CPU]
+    by_device: dict[Any, list[Any]] = defaultdict(list)
+    for event in events:  # one pass: every accessor calls into C++, and a checked call has many events
+        by_device[event.device_type()].append(event)
+    cpu, device = by_device[DeviceType.CPU], by_device[DeviceType.CUDA]
     ranges: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for event in sorted((e for e in cpu if e.name() == JUDGE_RANGE), key=lambda e: e.start_ns()):
         spans = ranges[event.start_thread_id()]
@@ -135,20 +138,20 @@ def _device_kernels(events: list[Any]) -> list[KernelTime]:
 
     def inside(event: Any) -> bool:
         thread = event.start_thread_id()
-        index = bisect.bisect_right(starts.get(thread, []), event.start_ns()) - 1
-        return index >= 0 and event.start_ns() <= ranges[thread][index][1]
+        if thread not in starts:
+            return False
+        start = event.start_ns()
+        index = bisect.bisect_right(starts[thread], start) - 1
+        return index >= 0 and start <= ranges[thread][index][1]
 
     judged = {event.correlation_id() for event in cpu if inside(event)}
     launches: dict[str, int] = defaultdict(int)
     times: dict[str, float] = defaultdict(float)
-    for event in events:
-        if (
-            event.device_type() == DeviceType.CUDA
-            and not event.is_user_annotation()
-            and event.linked_correlation_id() not in judged
-        ):
-            launches[event.name()] += 1
-            times[event.name()] += event.duration_ns() / 1000
+    for event in device:
+        if not event.is_user_annotation() and event.linked_correlation_id() not in judged:
+            name = event.name()
+            launches[name] += 1
+            times[name] += event.duration_ns() / 1000
     return [KernelTime(name, launches[name], times[name]) for name in times]
 
 

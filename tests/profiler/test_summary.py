@@ -6,11 +6,13 @@ import threading
 
 import pytest
 import torch
+from torch.autograd import DeviceType
 
 from services.profiler.collect import (
     JUDGE_RANGE,
     TRITON_RANGE_PREFIX,
     KernelTime,
+    _device_kernels,
     _with_callers,
     kineto_profile,
     modeled_us,
@@ -164,3 +166,68 @@ def test_work_inside_the_judges_range_is_left_out_of_the_profile(device: str) ->
     with_judge = profile_calls(call, 1, torch.device(device))
     alone = profile_calls(lambda: torch.relu(x), 1, torch.device(device))
     assert sorted((k.name, k.launches) for k in with_judge) == sorted((k.name, k.launches) for k in alone)
+
+
+class _Event:
+    """Stands in for a Kineto event (named fake: CUDA activity needs a GPU): the accessors
+    ``_device_kernels`` reads."""
+
+    def __init__(
+        self,
+        device: DeviceType,
+        name: str,
+        *,
+        thread: int = 1,
+        start: int = 0,
+        end: int = 0,
+        correlation: int = 0,
+        linked: int = 0,
+        annotation: bool = False,
+    ) -> None:
+        self._device, self._name, self._thread, self._start, self._end = device, name, thread, start, end
+        self._correlation, self._linked, self._annotation = correlation, linked, annotation
+
+    def device_type(self) -> DeviceType:
+        return self._device
+
+    def name(self) -> str:
+        return self._name
+
+    def start_thread_id(self) -> int:
+        return self._thread
+
+    def start_ns(self) -> int:
+        return self._start
+
+    def end_ns(self) -> int:
+        return self._end
+
+    def correlation_id(self) -> int:
+        return self._correlation
+
+    def linked_correlation_id(self) -> int:
+        return self._linked
+
+    def is_user_annotation(self) -> bool:
+        return self._annotation
+
+    def duration_ns(self) -> int:
+        return self._end - self._start
+
+
+def test_device_time_leaves_out_what_operators_inside_the_judges_ranges_launched():
+    cpu, cuda = DeviceType.CPU, DeviceType.CUDA
+    events = [
+        _Event(cpu, JUDGE_RANGE, thread=1, start=100, end=200),
+        _Event(cpu, JUDGE_RANGE, thread=1, start=150, end=300),  # overlapping: one span to 300
+        _Event(cpu, "aten::ne", thread=1, start=250, end=260, correlation=7),  # inside
+        _Event(cpu, "relu_kernel", thread=1, start=400, end=410, correlation=8),  # after the ranges
+        _Event(cpu, "aten::add", thread=2, start=150, end=160, correlation=9),  # another thread
+        _Event(cuda, "ne_kernel", start=1000, end=6000, linked=7),
+        _Event(cuda, "relu_kernel", start=2000, end=5000, linked=8),
+        _Event(cuda, "relu_kernel", start=6000, end=9000, linked=8),
+        _Event(cuda, "add_kernel", start=3000, end=4000, linked=9),
+        _Event(cuda, JUDGE_RANGE, start=1000, end=9000, annotation=True),
+    ]
+    kernels = {k.name: (k.launches, k.time_us) for k in _device_kernels(events)}
+    assert kernels == {"relu_kernel": (2, 6.0), "add_kernel": (1, 1.0)}
