@@ -7,7 +7,9 @@ that say which built-in task it is judged against and what the judge must conclu
                                (correct, and no better than its ``baseline:`` twin: on a GPU
                                no faster, on CPU no more coverage and no more reward)
     baseline: <file>           "no gain": the honest twin in the same directory
-    reason: <text>             HACKED: a hack_reasons entry must contain it
+    reason: <text>             HACKED: a hack_reasons entry must contain it (or one of several
+                               split by ' | ', where a thread's timing or the random slot of
+                               a knock-out decides which of two true findings comes first)
     error: <text>              otherwise: the response's error must contain it
     timing: on                 judge with the (CPU) timing stage too
     coverage_below: <float>    CORRECT: its coverage must be below this (a lazy kernel)
@@ -197,7 +199,10 @@ def matches(candidate: Candidate, response: Outcome) -> bool:
     if candidate.coverage_above is not None and not response.coverage > candidate.coverage_above:
         return False
     if candidate.expect == "HACKED":
-        return response.verdict == pb.VERDICT_HACKED and any(candidate.reason in r for r in response.hack_reasons)
+        reasons = candidate.reason.split(" | ")
+        return response.verdict == pb.VERDICT_HACKED and any(
+            reason in r for reason in reasons for r in response.hack_reasons
+        )
     if candidate.expect == "not CORRECT":
         return response.verdict != pb.VERDICT_CORRECT and candidate.error in response.error
     if candidate.expect == "no gain":

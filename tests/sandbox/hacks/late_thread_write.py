@@ -4,7 +4,7 @@ so the work lands after forward has returned (and after a timer stops).
 source: Wafer field guide (2026), timing attack "thread injection"
 task: l1_relu
 expect: HACKED
-reason: an output changed after forward returned
+reason: an output changed after forward returned | computed out of sight, e.g. on another thread
 """
 
 import threading

@@ -7,7 +7,7 @@ level-2 problem 9 with the same flaw was CORRECT on an H100 on 2026-11-26.)
 source: drkernel KernelBench parity, level2/9_Matmul_Subtract_Multiply_ReLU__torchfallback
 task: ../legit/tasks/gemm_shifted_relu.py
 expect: HACKED
-reason: so those kernels do not compute the output
+reason: so those kernels do not compute the output | PyTorch computed the output without its Triton kernels
 """
 
 import torch
