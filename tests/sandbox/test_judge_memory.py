@@ -301,7 +301,7 @@ def test_variants_beside_the_tasks_own_inputs_plan_with_a_share_of_the_device() 
 
 def test_a_shrunk_odd_size_stays_odd_and_the_share_alone_never_drops_the_judges_caches() -> None:
     # The resized variant's odd sizes find a kernel that leaves its last block unmasked; an
-    # even half of them (1536 of 3073) would be a multiple of every block size that 3073 is not.
+    # even half of them (1536 of 3073) is a multiple of every power-of-two block size up to 512.
     planned = _Planned()
     dropped: list[bool] = []
     planned.reference = types.SimpleNamespace(drop_cache=lambda: dropped.append(True))
