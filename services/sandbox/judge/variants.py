@@ -264,15 +264,16 @@ class VariantPlanner:
     def _budget(self, variant: Variant) -> int | None:
         """The device memory a variant may plan with (None: any, on CPU): what is free, and at
         most its ``_share``."""
-        free, share = self.evaluation.free_bytes(), self._share(variant)
-        return free if free is None or share is None else min(free, share)
+        free = self.evaluation.free_bytes()
+        share = None if free is None else self._share(variant)
+        return free if share is None else min(free, share)
 
     def _share(self, variant: Variant) -> int | None:
         """The most device memory a variant other than the task's own inputs may plan with,
         under a profile that shrinks: ``variant_memory_share`` of the device (None: no cap). A
         full-size KernelBench call needs tens of GiB; other values, sizes and dtypes are
         checked as well at a fraction of those sizes in a fraction of the time."""
-        if self.evaluation.free_bytes() is None or variant.kind == InputVariant.ORIGINAL or not self.plan.shrink:
+        if variant.kind == InputVariant.ORIGINAL or not self.plan.shrink:
             return None
         return int(self.evaluation.device_bytes() * self.settings.correctness.variant_memory_share)
 
