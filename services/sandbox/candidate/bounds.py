@@ -87,7 +87,8 @@ class LaunchWork:
         fresh = offsets[~touched[offsets]]
         if fresh.size == 0:
             return
-        fresh = np.unique(fresh)
+        if not (fresh[1:] > fresh[:-1]).all():  # lanes usually address increasing elements: all distinct
+            fresh = np.unique(fresh)
         touched[fresh] = True
         self.distinct_bytes += int(fresh.size) * itemsize
         self.distinct_elements["load" if load else "store"] += int(fresh.size)

@@ -175,10 +175,19 @@ class KernelCode:
         original_patch_lang = interpreter._patch_lang
 
         def patch_lang(fn: Any) -> Any:
-            scope = original_patch_lang(fn)
+            languages = _languages(fn)
             if getattr(code._local, "log", None) is None:  # a launch's programs start (not a device call)
+                scope = original_patch_lang(fn)
+                code._local.languages = languages
                 code._watch_body(fn, scope)
-            return scope
+                return scope
+            # A device function called inside a launch's programs: Triton patches the language
+            # again at every call (a quarter of an interpreted kernel's time) and never restores
+            # it; where the launch already patched the modules this function sees, that is a no-op.
+            if languages <= code._local.languages:
+                return interpreter._LangPatchScope()
+            code._local.languages |= languages
+            return original_patch_lang(fn)
 
         constexpr_call = ConstexprFunction.__call__
         results: dict[Any, Any] = {}
@@ -236,6 +245,13 @@ class KernelCode:
             "interpreter._patch_lang": interpreter._patch_lang,
             "ConstexprFunction.__call__": ConstexprFunction.__call__,
         }
+
+
+def _languages(fn: Any) -> set[int]:
+    """The language modules Triton's interpreter patches for ``fn``: those in its globals."""
+    import triton.language as tl
+
+    return {id(value) for value in fn.__globals__.values() if value is tl or value is tl.core}
 
 
 def _plain(value: Any) -> bool:
