@@ -155,3 +155,28 @@ def test_restored_files_belong_to_the_candidate(tmp_path):
     cache.save("source", triton_dir(tmp_path / "produced"))
     assert cache.restore("source", tmp_path / "restored", owner=61999)
     assert {p.stat().st_uid for p in [tmp_path / "restored", *(tmp_path / "restored").rglob("*")]} == {61999}
+
+
+class _Hashed:
+    """Stands in for Triton's source, backend and options objects: only their hash is read."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def hash(self) -> str:
+        return self.value
+
+
+def test_candidates_key_compiled_kernels_as_triton_would_without_hashing_triton_again(monkeypatch):
+    import triton.runtime.cache as cache
+
+    from services.sandbox.candidate.harness import use_triton_key
+    from services.sandbox.server.kernel_cache import triton_installation_key
+
+    monkeypatch.setattr(cache, "triton_key", cache.triton_key)  # put back after the test
+    parts = (_Hashed("source"), _Hashed("backend"), _Hashed("options"))
+    own = cache.get_cache_key(*parts, env_vars={})
+    use_triton_key(triton_installation_key())
+    assert cache.get_cache_key(*parts, env_vars={}) == own  # kernels saved before stay valid
+    use_triton_key("another Triton installation")
+    assert cache.get_cache_key(*parts, env_vars={}) != own  # the key given is the one used

@@ -616,6 +616,14 @@ def move_to_cores(cores: set[int]) -> None:
             os.sched_setaffinity(tid, cores)
 
 
+def use_triton_key(key: str) -> None:
+    """Makes Triton take ``key`` as the hash of its installation instead of hashing its files
+    and libtriton again at this process's first compile, as Triton's own compile workers do."""
+    import triton.runtime.cache
+
+    triton.runtime.cache.triton_key = lambda: key
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fd", type=int, required=True, help="Socket to the judge.")
@@ -626,8 +634,11 @@ def main(argv: list[str] | None = None) -> None:
         "--warm-cuda", action="store_true", help="Create the CUDA context and start CUPTI while waiting."
     )
     parser.add_argument("--run-cpus", default="", help="Cores to move to once warm (comma-separated).")
+    parser.add_argument("--triton-key", default="", help="Triton's installation hash, computed by the server.")
     args = parser.parse_args(argv)
     faulthandler.enable()
+    if args.triton_key:
+        use_triton_key(args.triton_key)
     sock = socket.socket(fileno=args.fd)
     # The sandbox sees only its own GPU, as device 0.
     device = torch.device("cuda", 0) if args.device.startswith("cuda") else torch.device("cpu")

@@ -30,7 +30,7 @@ import prometheus_client
 from drkernel.errors import InvalidArgument, ResourceExhausted
 from drkernel.logs import get_logger
 from services.sandbox.server.isolation import Launcher, ProcessSpec
-from services.sandbox.server.kernel_cache import KernelCache
+from services.sandbox.server.kernel_cache import KernelCache, triton_installation_key
 from services.sandbox.server.uids import claim_uids, clear_uid
 from services.sandbox.server.verdict import Ending, ProcessOutcome, Result, combine
 from services.sandbox.settings import SandboxSettings
@@ -310,6 +310,8 @@ class Worker:
             "cuda" if self.device != "cpu" else "cpu",
             "--l2-flush-bytes",
             str(self.settings.timing.l2_flush_bytes),
+            "--triton-key",
+            await asyncio.to_thread(triton_installation_key),
         )
         if self.launcher.seccomp:
             args += ("--seccomp",)
