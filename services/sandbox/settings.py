@@ -257,14 +257,17 @@ class SandboxSettings(Section):
         "auto", description="Default device: cuda when a GPU is visible (auto), else cpu."
     )
     cpu_workers: int = Field(2, ge=1, description="Concurrent CPU evaluations.")
-    warm_candidates: int = Field(
-        3,
+    warm_candidates: int | None = Field(
+        None,
         ge=0,
         description=(
-            "Candidate processes each worker keeps started and waiting (each is used once). "
-            "Enough of them hide process start-up (seconds) behind evaluations; 0 starts one per "
-            "evaluation, when it comes (a one-off local evaluation, where a spare would only compete "
-            "for the cores)."
+            "Candidate processes each worker keeps started and waiting (each is used once); unset: "
+            "3 for a CPU worker, 5 for a GPU worker. Enough of them hide process start-up behind "
+            "evaluations: a used one is replaced when its evaluation ends, so back to back a new one "
+            "has the time of (this - 1) evaluations to start, and a GPU candidate takes about 12 s "
+            "(imports, CUPTI, the CUDA context) where a full-size evaluation takes 4-5 s. 0 starts "
+            "one per evaluation, when it comes (a one-off local evaluation, where a spare would only "
+            "compete for the cores)."
         ),
     )
     warm_cuda: bool = Field(
@@ -322,6 +325,12 @@ class SandboxSettings(Section):
     timing: TimingSettings = TimingSettings()
     reward: RewardSettings = RewardSettings()
     isolation: IsolationSettings = IsolationSettings()
+
+    def spare_candidates(self, kind: str) -> int:
+        """How many warm candidates a worker of ``kind`` ("cpu" or "cuda") keeps."""
+        if self.warm_candidates is not None:
+            return self.warm_candidates
+        return 5 if kind == "cuda" else 3
 
     @model_validator(mode="after")
     def _timeouts_ordered(self) -> SandboxSettings:

@@ -75,7 +75,7 @@ def test_workers_of_two_servers_get_different_uids(tmp_path: Path) -> None:
     two = Worker(0, "cpu", settings, launcher, tmp_path / "run-2")  # the same slot of another server
     try:
         held = [*one._uids.uids, *two._uids.uids]
-        assert len(set(held)) == len(held) == 2 * (settings.warm_candidates + 3)
+        assert len(set(held)) == len(held) == 2 * (settings.spare_candidates("cpu") + 3)
         assert one._judge_uid not in one._free_uids
     finally:
         one._uids.release()

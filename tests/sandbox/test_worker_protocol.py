@@ -102,3 +102,12 @@ def test_a_worker_keeping_no_spares_starts_one_candidate_per_evaluation_and_noth
             await worker.close()
 
     assert asyncio.run(start()) == (0, 0, True)
+
+
+def test_gpu_workers_keep_more_spares_than_cpu_workers_unless_told_how_many(tmp_path: Path) -> None:
+    """A GPU candidate takes about 12 s to start (CUPTI, the CUDA context) against 4-5 s for a
+    full-size evaluation: back to back, three spares were not enough to hide it."""
+    unset = SandboxSettings(work_dir=tmp_path)
+    assert (unset.spare_candidates("cpu"), unset.spare_candidates("cuda")) == (3, 5)
+    two = SandboxSettings(work_dir=tmp_path, warm_candidates=2)
+    assert (two.spare_candidates("cpu"), two.spare_candidates("cuda")) == (2, 2)

@@ -211,6 +211,7 @@ class Worker:
         self._judge: _Process | None = None
         self._judge_jobs = 0
         self._judge_starts = 0
+        self.spares = settings.spare_candidates(self.kind)  # how many warm candidates to keep
         self._spares: deque[asyncio.Task[_Process]] = deque()
         self._cores = (
             plan_cores(os.sched_getaffinity(0), slot - settings.cpu_workers, gpu_count)
@@ -222,9 +223,7 @@ class Worker:
         # and one resting): RLIMIT_NPROC counts a uid's processes, so a candidate that filled it
         # (a fork bomb, dying after its evaluation) must not share it with the next one, which
         # would fail to start threads (EAGAIN). What is left of a uid dies before its next use.
-        self._uids = claim_uids(
-            isolation.uid_lock_dir, isolation.uid_base, isolation.uid_count, needed=settings.warm_candidates + 3
-        )
+        self._uids = claim_uids(isolation.uid_lock_dir, isolation.uid_base, isolation.uid_count, needed=self.spares + 3)
         self._judge_uid, *candidate_uids = self._uids.uids
         self._free_uids: deque[int] = deque(candidate_uids)
 
@@ -350,7 +349,7 @@ class Worker:
         self._free_uids.append(candidate.uid)
 
     def _prepare_spares(self) -> None:
-        while len(self._spares) < self.settings.warm_candidates:
+        while len(self._spares) < self.spares:
             self._spares.append(asyncio.create_task(self._spawn_candidate()))
 
     async def _take_candidate(self) -> _Process:
