@@ -71,11 +71,14 @@ def kept_speedup(alone: float, interleaved: float, *, timed_alone: bool, calls: 
 
 def precise(samples_us: Sequence[float], relative_error: float) -> bool:
     """Whether the median of these samples is known to ``relative_error`` (its standard error,
-    1.253 * stdev / sqrt(n) for near-normal samples, over the median)."""
+    1.253 * stdev / sqrt(n) for near-normal samples, over the median). The deviation leaves out
+    the slowest tenth: a trial slowed by something else on the host or device does not move the
+    median but inflates the deviation; trials split between two levels still count as imprecise."""
     if len(samples_us) < 3:
         return False
+    kept = sorted(samples_us)[: len(samples_us) - len(samples_us) // 10]
     median = statistics.median(samples_us)
-    return median > 0 and 1.253 * statistics.stdev(samples_us) / math.sqrt(len(samples_us)) / median < relative_error
+    return median > 0 and 1.253 * statistics.stdev(kept) / math.sqrt(len(kept)) / median < relative_error
 
 
 class TimingStage:
