@@ -169,8 +169,8 @@ def test_work_inside_the_judges_range_is_left_out_of_the_profile(device: str) ->
 
 
 class _Event:
-    """Stands in for a Kineto event (named fake: CUDA activity needs a GPU): the accessors
-    ``_device_kernels`` reads."""
+    """Stands in for a Kineto event (named fake: CUDA activity needs a GPU): each accessor
+    ``_device_kernels`` reads returns the value given here."""
 
     def __init__(
         self,
@@ -184,35 +184,19 @@ class _Event:
         linked: int = 0,
         annotation: bool = False,
     ) -> None:
-        self._device, self._name, self._thread, self._start, self._end = device, name, thread, start, end
-        self._correlation, self._linked, self._annotation = correlation, linked, annotation
-
-    def device_type(self) -> DeviceType:
-        return self._device
-
-    def name(self) -> str:
-        return self._name
-
-    def start_thread_id(self) -> int:
-        return self._thread
-
-    def start_ns(self) -> int:
-        return self._start
-
-    def end_ns(self) -> int:
-        return self._end
-
-    def correlation_id(self) -> int:
-        return self._correlation
-
-    def linked_correlation_id(self) -> int:
-        return self._linked
-
-    def is_user_annotation(self) -> bool:
-        return self._annotation
-
-    def duration_ns(self) -> int:
-        return self._end - self._start
+        values = {
+            "device_type": device,
+            "name": name,
+            "start_thread_id": thread,
+            "start_ns": start,
+            "end_ns": end,
+            "duration_ns": end - start,
+            "correlation_id": correlation,
+            "linked_correlation_id": linked,
+            "is_user_annotation": annotation,
+        }
+        for accessor, value in values.items():
+            setattr(self, accessor, lambda value=value: value)
 
 
 def test_device_time_leaves_out_what_operators_inside_the_judges_ranges_launched():
