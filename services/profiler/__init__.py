@@ -1,6 +1,6 @@
 """The profiler's public API for the other services.
 
-Collecting (``profile_calls``, ``kineto_profile``, ``KernelTime``, ``method``,
+Collecting (``profile_calls``, ``kineto_profile``, ``start_cuda_tracing``, ``KernelTime``, ``method``,
 ``TRITON_RANGE_PREFIX``, ``JUDGE_RANGE``) needs torch; summarising (``kernel_profiles``,
 ``profile_summary``, ``bottleneck_text``, the ``ProfileSummary`` they build and
 ``summary_proto``, which turns it into common.proto's message) does not. Names are imported on
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         method,
         profile_calls,
         profile_judged_calls,
+        start_cuda_tracing,
     )
     from services.profiler.summary import (
         KernelProfile,
@@ -40,6 +41,7 @@ _DEFINED_IN = {
     "method": "collect",
     "profile_calls": "collect",
     "profile_judged_calls": "collect",
+    "start_cuda_tracing": "collect",
     "KernelProfile": "summary",
     "ProfileSummary": "summary",
     "bottleneck_text": "summary",
@@ -60,6 +62,7 @@ __all__ = [
     "profile_calls",
     "profile_judged_calls",
     "profile_summary",
+    "start_cuda_tracing",
     "summary_proto",
 ]
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from services.sandbox.judge.timing import TimingStage, kept_speedup, precise, summarize
-from services.sandbox.shared.clock import Clock, sample_values, superseded
+from services.sandbox.shared.clock import LEAD_US, MAX_GRAPH_LEAD_US, Clock, sample_values, superseded
 from services.sandbox.shared.evaluation import TimingReport
 from services.sandbox.wire.judge_candidate import RunSpec
 
@@ -76,6 +76,73 @@ def test_cpu_clock_reports_wall_time_per_call():
     assert four.stream_us == pytest.approx(2000)  # per call, not per trial
 
 
+class _Timeline:
+    """A stand-in for the GPU's timeline, named as such: CI has no GPU, and what is tested is
+    the clock's arithmetic on it. Device work queued at a host time starts when both the host
+    has queued it and the device is free; an event is stamped when the device reaches it."""
+
+    def __init__(self) -> None:
+        self.host_us = 0.0
+        self.free_us = 0.0
+        self.stamps: dict[int, float] = {}
+        self.spins: list[float] = []
+
+    def clock(self) -> Clock:
+        clock = Clock(torch.device("cpu"), l2_flush_bytes=0)
+        clock._cuda = True
+        clock._perf_counter = lambda: self.host_us / 1e6
+        clock._spin = self.spin
+        clock._record = lambda event, _stream: self.stamps.__setitem__(id(event), max(self.free_us, self.host_us))
+        clock._elapsed_ms = lambda start, end: (self.stamps[id(end)] - self.stamps[id(start)]) / 1e3
+        clock._device_sync = lambda: setattr(self, "host_us", max(self.host_us, self.free_us))
+        clock._zero = clock._reset_persisting_l2 = lambda *_: None
+        clock._mark_other_streams = lambda _streams: []
+        clock._stream, clock._start, clock._end, clock._flush = None, object(), object(), None
+        clock._cycles_per_us, clock._graph_lead_us = 1.0, LEAD_US
+        return clock
+
+    def spin(self, cycles: int) -> None:
+        self.spins.append(float(cycles))
+        self.free_us = max(self.free_us, self.host_us) + cycles
+
+    def launch(self, host_us: float, device_us: float) -> list[int]:
+        """A graph replay: ``host_us`` on the host, then ``device_us`` of device work."""
+        self.host_us += host_us
+        self.free_us = max(self.free_us, self.host_us) + device_us
+        return [0]
+
+
+def test_a_replay_that_outlasts_its_spin_is_timed_again_with_a_longer_one():
+    timeline = _Timeline()
+    clock = timeline.clock()
+    # a quick launch: the device time of the replay alone, first time
+    quick = clock.time(lambda: timeline.launch(20, 1000), calls=10, graph=True)
+    assert quick.stream_us * 10 == pytest.approx(1000) and quick.reruns == 0
+    # a launch of 600 us (the process descheduled, CUPTI's callbacks): the device waited
+    # 400 us after a 200 us spin, so the trial is run again behind a 1,200 us spin
+    slow = clock.time(lambda: timeline.launch(600, 1000), calls=10, graph=True)
+    assert slow.reruns == 1 and slow.stream_us * 10 == pytest.approx(1000)
+    assert timeline.spins[-2:] == [LEAD_US, 1200.0]
+    # the longer spin is kept while launches take a quarter of it or more, then halved
+    clock.time(lambda: timeline.launch(400, 1000), calls=10, graph=True)
+    assert timeline.spins[-1] == 1200.0
+    clock.time(lambda: timeline.launch(20, 1000), calls=10, graph=True)
+    clock.time(lambda: timeline.launch(20, 1000), calls=10, graph=True)
+    assert timeline.spins[-2:] == [1200.0, 600.0]
+    # eager calls keep their host time: a launch-bound model's time is the host's
+    eager = clock.time(lambda: timeline.launch(600, 1000), calls=10)
+    assert eager.reruns == 0 and eager.stream_us * 10 == pytest.approx(1400)
+
+
+def test_a_replay_that_is_always_slow_to_launch_is_not_run_forever():
+    timeline = _Timeline()
+    clock = timeline.clock()
+    timed = clock.time(lambda: timeline.launch(30_000, 1000), calls=1, graph=True)
+    assert timed.reruns == 1 and timeline.spins == [LEAD_US, MAX_GRAPH_LEAD_US]
+    again = clock.time(lambda: timeline.launch(30_000, 1000), calls=1, graph=True)
+    assert again.reruns == 0 and timeline.spins[-1] == MAX_GRAPH_LEAD_US
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_a_long_call_is_timed_without_the_host_time_before_its_launch():
@@ -99,6 +166,29 @@ def test_a_long_call_is_timed_without_the_host_time_before_its_launch():
     assert one == pytest.approx(3000, rel=0.05)
     two = statistics.median(clock.time(lambda: slow_launch() + slow_launch(), calls=2).stream_us for _ in range(5))
     assert two > 3000 * 1.04  # 400 us of the first call's host time, 200 us per call
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_graph_replay_slow_to_launch_is_timed_by_its_device_work():
+    device = torch.device("cuda")
+    clock = Clock(device, l2_flush_bytes=0)
+    clock.prepare()
+    cycles_per_us = clock._spin_cycles_per_us()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        torch.cuda._sleep(int(1000 * cycles_per_us))
+
+    def slow_replay() -> list[int]:
+        started = time.perf_counter()
+        while time.perf_counter() - started < 600e-6:  # a descheduled or slow launch path
+            pass
+        graph.replay()
+        return [0]
+
+    trials = [clock.time(slow_replay, calls=1, graph=True) for _ in range(5)]
+    assert trials[0].reruns >= 1
+    assert statistics.median(t.stream_us for t in trials) == pytest.approx(1000, rel=0.05)
 
 
 def test_only_the_last_call_returning_a_reused_buffer_can_be_checked():

@@ -29,7 +29,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 from triton.compiler.errors import CompilationError
 
-from services.profiler import JUDGE_RANGE, KernelTime, kineto_profile, profile_judged_calls
+from services.profiler import JUDGE_RANGE, KernelTime, profile_judged_calls, start_cuda_tracing
 from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
@@ -192,11 +192,8 @@ class Harness:
         fastest before the context exists."""
         if self.device.type != "cuda" or self._warm:
             return
-        with kineto_profile(self.device):
-            pass
-        self._start_device()
-        with kineto_profile(self.device):
-            torch.ones(1, device=self.device).add_(1)
+        start_cuda_tracing(self.device)
+        self.clock.prepare()
         warm_up_triton(self.device, self.scratch / ".triton-warm-up")
         self.recorder.take()  # the harness's own launch is no candidate's
         self._warm = True
@@ -485,12 +482,15 @@ class Harness:
 
         self.recorder.take()
         self.streams.take()
-        trial = self.clock.time(run, command.calls, lambda: self.recorder.streams() | self.streams.take())
+        trial = self.clock.time(
+            run, command.calls, lambda: self.recorder.streams() | self.streams.take(), graph=command.graph
+        )
         self._timed_outputs = trial.outputs
         return (
             TrialResult(
                 stream_us=trial.stream_us,
                 late_us=trial.late_us,
+                reruns=trial.reruns,
                 launches=self.recorder.take(),
                 tampered=self.watch.changed(),
             ),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from services.profiler import kineto_profile
+from services.profiler import start_cuda_tracing
 from services.sandbox.judge.candidate_client import CandidateClient
 from services.sandbox.judge.funnel import Evaluation
 from services.sandbox.judge.reference import OutputCache, Reference
@@ -103,12 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     device = torch.device(args.device)
     if device.type == "cuda":
         device = torch.device("cuda", 0)  # the sandbox sees only its own GPU
-        # CUPTI (the profiler's CUDA tracing) starts in seconds before a context exists and
-        # takes longer after: start it now rather than in the first evaluation's profile.
-        with kineto_profile(device):
-            pass
-        torch.cuda.init()
-        torch.cuda.set_device(device)
+        start_cuda_tracing(device)  # now rather than in the first evaluation's profile
         device_name = torch.cuda.get_device_name(device)
     else:
         torch.set_num_threads(1)

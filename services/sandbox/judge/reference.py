@@ -173,7 +173,7 @@ class Reference:
         if graph:
             assert self._graph is not None and len(self._graph.inputs) == calls
             self._graph.refill(inputs)
-            return clock.time(self._graph.replay, calls)
+            return clock.time(self._graph.replay, calls, graph=True)
 
         def run() -> list[Any]:
             return [flatten_outputs(self.runner.forward(model, x, spec)) for x in inputs]

@@ -92,6 +92,7 @@ class TimingStage:
         self.evidence = evaluation.evidence
         self.report: TimingReport | None = None
         self.speedup = 0.0
+        self.reruns = 0  # trials run again because a graph's launch outlasted the spin (clock.py)
 
     def run(self) -> Ended:
         """The stage: skipped by request; on CPU timed but never valid for a speedup; on a GPU
@@ -123,7 +124,7 @@ class TimingStage:
             valid=True,
             method=(
                 f"CUDA events on the timed stream; {timing.l2_flush_bytes >> 20} MiB L2 flush, persisting L2 reset, "
-                f"fresh inputs per trial, {replay}; reference and candidate interleaved on one GPU"
+                f"fresh inputs per trial, {replay}; reference and candidate interleaved on one GPU{self._reruns_text()}"
             ),
         )
         self.speedup = speedup
@@ -175,6 +176,7 @@ class TimingStage:
                     except torch.OutOfMemoryError as error:
                         raise JudgeOutOfMemory(f"the reference: {error}") from error
                     ref_stream = timed.stream_us
+                    self.reruns += timed.reruns
                 else:
                     try:
                         result = self.candidate.time_trial(spec, calls, graph=graph)
@@ -186,6 +188,7 @@ class TimingStage:
                     if not graph:  # a replayed graph launches nothing from Python: its capture was checked
                         self.evaluation.check_launches(result.launches, f"timed run {trial}")
                     cand_stream, cand_late = result.stream_us, result.late_us
+                    self.reruns += result.reruns
             self._check_sample(f"timed run {trial}", self._sample_candidate(len(timed.outputs)), timed.outputs)
             self.evidence.stop_if_any()
             if trial < warmups and trial >= 2 and min(ref_stream, cand_stream) * calls > timing.long_call_us:
@@ -245,6 +248,7 @@ class TimingStage:
         calls, graph = report.calls_per_trial, report.cuda_graph
         timing = self.settings.timing
         inputs = [_fresh_inputs() for _ in range(_ALONE_WARMUPS + timing.trials)]
+        self.reruns = 0  # the interleaved trials' are in the method already
         try:
             trials = self._candidate_alone(inputs, calls, graph)
         except (CandidateFailed, CandidateLost):
@@ -268,9 +272,17 @@ class TimingStage:
             reference=reference,
             candidate=candidate,
             method=f"{report.method}; then each timed alone, the candidate checked as in the interleaved trials "
-            f"(speedup alone {alone:.3f}x, interleaved {self.speedup:.3f}x), {why}",
+            f"(speedup alone {alone:.3f}x, interleaved {self.speedup:.3f}x), {why}{self._reruns_text()}",
         )
         self.speedup = kept
+
+    def _reruns_text(self) -> str:
+        if not self.reruns:
+            return ""
+        return (
+            f"; {self.reruns} trial(s) run again with a longer spin before the start event (the host was still "
+            "launching the graph when the spin ended)"
+        )
 
     def _candidate_alone(self, inputs: Sequence[int], calls: int, graph: bool) -> list[_TimedAlone]:
         """The candidate's trials timed alone after ``_ALONE_WARMUPS`` untimed ones (on
@@ -287,6 +299,7 @@ class TimingStage:
             self.evaluation.check_tampering(result.tampered)
             if not graph:
                 self.evaluation.check_launches(result.launches, f"trial {len(trials)} timed alone")
+            self.reruns += result.reruns
             trials.append(_TimedAlone(result.stream_us, result.late_us, self._sample_candidate(calls)))
         self._check_late(statistics.median(t.late_us for t in trials))
         self.evidence.stop_if_any()
@@ -307,6 +320,7 @@ class TimingStage:
             index = len(samples)
             spec = self.evaluation.spec(inputs=inputs[_ALONE_WARMUPS + index])
             timed = self.reference.time_trial(spec, self.clock, calls, graph=graph)
+            self.reruns += timed.reruns
             if index < len(candidate):
                 self._check_sample(f"trial {index} timed alone", candidate[index].sample, timed.outputs)
             samples.append(timed.stream_us)

@@ -23,7 +23,11 @@ look late.
 Launch-bound models run several calls back to back per trial. Where they can be captured,
 those calls are captured once as a CUDA graph over static inputs (``GraphedCalls``): each
 trial copies fresh inputs in and replays the graph, so the times are device time without
-Python's launch overhead, for reference and candidate alike.
+Python's launch overhead, for reference and candidate alike. A replay is one launch, so the
+host's part of it must end before the spin does: the clock checks that it did, and a trial
+whose replay outlasted the spin (the process descheduled, or CUPTI's callbacks: 280 us for a
+270-node graph on an H100) is run again with a longer spin, which later trials keep until
+replays are quick again.
 
 Every function used is captured when the clock is built, before candidate code runs, so
 patching timers cannot change a measurement.
@@ -36,7 +40,7 @@ import ctypes
 import gc
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -46,6 +50,10 @@ _CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
 # trials of one call (module docstring).
 LEAD_US = 200.0
 ONE_CALL_LEAD_US = 1000.0
+# The longest spin before a graph replay, and how many times a trial whose replay outlasted
+# its spin is run (module docstring).
+MAX_GRAPH_LEAD_US = 20_000.0
+_GRAPH_ATTEMPTS = 3
 _CALIBRATION_CYCLES = 1_000_000
 
 
@@ -93,6 +101,7 @@ class TrialTiming:
     stream_us: float
     late_us: float
     outputs: list[Any]
+    reruns: int = 0  # times the trial was run again because the host outlasted the spin
 
 
 class Clock:
@@ -130,9 +139,8 @@ class Clock:
         self._stream_events: list[Any] = []
         self._flush = torch.empty(max(self._l2_flush_bytes, 1), dtype=torch.uint8, device=self.device)
         self._reset_persisting_l2 = _persisting_l2_reset()
-        cycles_per_us = self._spin_cycles_per_us()
-        self._lead_cycles = int(cycles_per_us * LEAD_US)
-        self._one_call_lead_cycles = int(cycles_per_us * ONE_CALL_LEAD_US)
+        self._cycles_per_us = self._spin_cycles_per_us()
+        self._graph_lead_us = LEAD_US
 
     def _spin_cycles_per_us(self) -> float:
         """Spin-kernel cycles per microsecond on this GPU (measured, not taken from the
@@ -149,36 +157,63 @@ class Clock:
         run: Callable[[], list[Any]],
         calls: int,
         streams_used: Callable[[], Iterable[int]] = tuple,
+        *,
+        graph: bool = False,
     ) -> TrialTiming:
         """Times ``run`` (which makes ``calls`` forward calls and returns their outputs);
         times are per call. ``streams_used`` names the raw CUDA streams the model's own
-        kernels were launched on during the run (from the launch recorder)."""
+        kernels were launched on during the run (from the launch recorder). ``graph``: ``run``
+        replays a captured graph, and is run again where its launch outlasted the spin."""
         collecting = gc.isenabled()
         gc.disable()  # a collection inside the timed region would be charged to the kernel
         try:
-            return self._time(run, calls, streams_used)
+            if not self._cuda:
+                start = self._perf_counter()
+                outputs = run()
+                return TrialTiming((self._perf_counter() - start) * 1e6 / calls, 0.0, outputs)
+            if not graph:
+                return self._time(run, calls, streams_used, ONE_CALL_LEAD_US if calls == 1 else LEAD_US)[0]
+            return self._time_replay(run, calls, streams_used)
         finally:
             if collecting:
                 gc.enable()
 
-    def _time(self, run: Callable[[], list[Any]], calls: int, streams_used: Callable[[], Iterable[int]]) -> TrialTiming:
-        if not self._cuda:
-            start = self._perf_counter()
-            outputs = run()
-            return TrialTiming((self._perf_counter() - start) * 1e6 / calls, 0.0, outputs)
+    def _time_replay(
+        self, run: Callable[[], list[Any]], calls: int, streams_used: Callable[[], Iterable[int]]
+    ) -> TrialTiming:
+        """A graph replay's trial, with a spin that outlasts the replay's launch: a trial
+        whose launch took longer than half its spin is run again with twice the spin the
+        launch took (at most MAX_GRAPH_LEAD_US, _GRAPH_ATTEMPTS runs); the spin is kept for
+        later trials, and halved again once launches take under a quarter of it."""
+        lead_us = self._graph_lead_us
+        for attempt in range(_GRAPH_ATTEMPTS):
+            timed, host_us = self._time(run, calls, streams_used, lead_us)
+            if host_us <= lead_us / 2 or lead_us >= MAX_GRAPH_LEAD_US or attempt == _GRAPH_ATTEMPTS - 1:
+                break
+            lead_us = min(MAX_GRAPH_LEAD_US, 2 * host_us)
+        self._graph_lead_us = max(LEAD_US, lead_us / 2) if host_us < lead_us / 4 else lead_us
+        return replace(timed, reruns=attempt)
+
+    def _time(
+        self, run: Callable[[], list[Any]], calls: int, streams_used: Callable[[], Iterable[int]], lead_us: float
+    ) -> tuple[TrialTiming, float]:
+        """One trial after a spin of ``lead_us``, and the host's microseconds from queuing
+        the start event to ``run`` returning."""
         start, end = self._start, self._end
         self._reset_persisting_l2()
         self._zero(self._flush)
         self._device_sync()
-        self._spin(self._one_call_lead_cycles if calls == 1 else self._lead_cycles)
+        self._spin(int(self._cycles_per_us * lead_us))
+        queued = self._perf_counter()
         self._record(start, self._stream)
         outputs = run()
+        host_us = (self._perf_counter() - queued) * 1e6
         self._record(end, self._stream)
         others = self._mark_other_streams(streams_used)
         self._device_sync()
         end_ms = self._elapsed_ms(start, end)
         late_ms = max((self._elapsed_ms(start, event) - end_ms for event in others), default=0.0)
-        return TrialTiming(end_ms * 1e3 / calls, max(late_ms * 1e3, 0.0), outputs)
+        return TrialTiming(end_ms * 1e3 / calls, max(late_ms * 1e3, 0.0), outputs), host_us
 
     def _mark_other_streams(self, streams_used: Callable[[], Iterable[int]]) -> list[Any]:
         """An event on every stream other than the timed one that the model used, recorded

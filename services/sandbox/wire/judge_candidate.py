@@ -272,6 +272,7 @@ class TrialResult(Message):
     kind: Literal["trial_result"] = "trial_result"
     stream_us: float
     late_us: float = Field(ge=0)
+    reruns: int = Field(0, ge=0)  # runs again because the graph's launch outlasted the spin
     launches: list[LaunchRecord] = Field(max_length=100_000)
     tampered: Annotated[list[str], _cut_to(64)]
 
