@@ -41,6 +41,7 @@ that replaces ``torch.Tensor.numel``, ``__mul__`` or any other method changes no
 
 from __future__ import annotations
 
+import math
 import secrets
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -93,6 +94,9 @@ _bitwise_xor = torch.bitwise_xor
 _zeros_like = torch.zeros_like
 _zeros = torch.zeros
 _view_as_real = torch.view_as_real
+_vector_norm = torch.linalg.vector_norm
+_nan_to_num = torch.nan_to_num
+_float32 = torch.float32
 _float64 = torch.float64
 _int64 = torch.int64
 _bool = torch.bool
@@ -110,9 +114,12 @@ MIN_SCALE = 0.25
 COPY_SHARE = 0.99
 COPY_TOLERANCE = 1e-3
 # The probe's memory stays bounded however large the task's tensors (KernelBench has 7.5 GB
-# ones): exact findings go through flat chunks of this many elements, and the rescaled-copy
-# fit looks at this many elements drawn at random positions of larger tensors.
-_CHUNK_ELEMENTS = 1 << 24
+# ones): exact findings and knock-outs go through flat chunks of this many elements (a few
+# kernels each: every kernel a checked call launches is recorded by the profiler, whose
+# bookkeeping of the 2,000 launches of a 6.4 GB knock-out in 16M-element chunks took 0.5 s),
+# and the rescaled-copy fit looks at this many elements drawn at random positions of larger
+# tensors.
+_CHUNK_ELEMENTS = 1 << 25
 _SAMPLE_ELEMENTS = 1 << 22
 
 
@@ -335,7 +342,9 @@ def replace(tensor: torch.Tensor, generator: torch.Generator) -> None:
 class _Move:
     """How a knock-out moves one tensor's values, from the whole tensor (taken chunk by chunk):
     floats all in direction ``sign`` by 0.5 to 1.5 times the root mean square of its finite
-    values (at least MIN_SCALE), integers to another value within its range, booleans flip."""
+    values (at least MIN_SCALE), integers to another value within its range, booleans flip.
+    Floats are moved in float32 (float64 in float64): a move of half the RMS or more
+    survives rounding to any float dtype."""
 
     def __init__(self, target: torch.Tensor, sign: float) -> None:
         self.kind = bits.dtype(target)
@@ -344,16 +353,8 @@ class _Move:
         if self.kind == _bool:
             return
         if self.floating:
-            device = bits.device(target)
-            squares = _zeros((), dtype=_float64, device=device)
-            finite_count = _zeros((), dtype=_int64, device=device)
-            for chunk in _chunks(target):  # summed on the device: one wait, not two per chunk
-                finite = _finite_or_zero(chunk)
-                squares = _add(squares, _sum(_mul(finite, finite)))
-                finite_count = _add(finite_count, _count(_isfinite(chunk)))
-            count = int(bits.item(finite_count))
-            rms = (float(bits.item(squares)) / count) ** 0.5 if count else 0.0
-            self.scale = sign * max(rms, MIN_SCALE)
+            self.work = _float64 if self.kind == _float64 else _float32
+            self.scale = sign * max(_rms(target), MIN_SCALE)
             return
         extremes = [(int(bits.item(low)), int(bits.item(high))) for low, high in map(_aminmax, _chunks(target))]
         if extremes:
@@ -366,8 +367,9 @@ class _Move:
         if self.kind == _bool:
             _copy(piece, _logical_not(piece))
         elif self.floating:
-            size = _rand(shape, generator=generator, device=device, dtype=_float64)
-            _copy(piece, _to(_add(_finite_or_zero(piece), _mul(_add(size, 0.5), self.scale)), self.kind))
+            size = _add(_rand(shape, generator=generator, device=device, dtype=self.work), 0.5)
+            finite = _nan_to_num(_to(piece, self.work), nan=0.0, posinf=0.0, neginf=0.0)
+            _copy(piece, _add(finite, size, alpha=self.scale))
         elif self.span <= 1:
             return  # one value only: nothing else within the range written
         elif self.span > 2**52:  # beyond float64's integers: flip the lowest bit instead
@@ -378,10 +380,26 @@ class _Move:
             _copy(piece, _to(moved, self.kind))
 
 
-def _finite_or_zero(values: torch.Tensor) -> torch.Tensor:
-    """``values`` in float64, with 0 in place of NaN and infinities."""
-    wide = _to(values, _float64)
-    return _where(_isfinite(wide), wide, _zeros_like(wide))
+def _rms(target: torch.Tensor) -> float:
+    """The root mean square of a float tensor's finite values (0 when it has none), summed on
+    the device chunk by chunk (one wait); the non-finite values, where the sum says there are
+    some, are left out in a second pass."""
+    device = bits.device(target)
+    squares = _zeros((), dtype=_float64, device=device)
+    for chunk in _chunks(target):
+        norm = _vector_norm(chunk, dtype=_float64)
+        squares = _add(squares, _mul(norm, norm))
+    total = float(bits.item(squares))
+    count = bits.numel(target)
+    if not math.isfinite(total):
+        squares = _zeros((), dtype=_float64, device=device)
+        finite_count = _zeros((), dtype=_int64, device=device)
+        for chunk in _chunks(target):
+            finite = _nan_to_num(_to(chunk, _float64), nan=0.0, posinf=0.0, neginf=0.0)
+            squares = _add(squares, _sum(_mul(finite, finite)))
+            finite_count = _add(finite_count, _count(_isfinite(chunk)))
+        total, count = float(bits.item(squares)), int(bits.item(finite_count))
+    return (total / count) ** 0.5 if count else 0.0
 
 
 class WorkProbe:
