@@ -9,7 +9,7 @@ import types
 import pytest
 import torch
 
-from services.sandbox.judge.timing import TimingStage, kept_speedup, precise, summarize
+from services.sandbox.judge.timing import TimingStage, calls_that_fit, kept_speedup, precise, summarize
 from services.sandbox.shared.clock import LEAD_US, MAX_GRAPH_LEAD_US, Clock, sample_values, superseded
 from services.sandbox.shared.evaluation import TimingReport
 from services.sandbox.wire.judge_candidate import RunSpec
@@ -41,6 +41,16 @@ def test_timing_goes_on_while_the_median_could_still_move():
     # one slow trial in ten leaves the median where it was; two do not count as noise
     assert precise([*steady[:9], 4600.0], 0.002)
     assert not precise([*steady[:8], 4600.0, 4600.0], 0.002)
+
+
+def test_a_trial_holds_no_more_calls_than_fit_in_half_the_free_memory():
+    gib = 1 << 30
+    # 100 calls of 512 MB each in both processes (a timed stream that looked empty): 37 fit in
+    # half of 75 GiB; small calls keep what was asked; one call always runs
+    assert calls_that_fit(100, gib // 2, 75 * gib) == 37
+    assert calls_that_fit(100, 1 << 20, 75 * gib) == 100
+    assert calls_that_fit(5, 40 * gib, 75 * gib) == 1
+    assert calls_that_fit(100, gib // 2, None) == 100  # CPU: no device memory to share
 
 
 def test_samples_are_the_same_positions_for_the_same_seed_and_size():

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 _ALONE_WARMUPS = 2
 # Timed calls spot-checked per trial besides the last, drawn after the trial.
 _SAMPLED_CALLS = 4
+# The share of the device's free memory a trial's calls may hold, the reference's and the
+# candidate's together (calls_that_fit).
+_TRIAL_MEMORY_SHARE = 0.5
 _RANDOM = secrets.SystemRandom()
 
 
@@ -53,6 +56,18 @@ def summarize(samples_us: Sequence[float], trim_fraction: float) -> RuntimeStats
         stdev_us=stdev,
         coefficient_of_variation=stdev / mean if mean > 0 else 0.0,
     )
+
+
+def calls_that_fit(wanted: int, call_bytes: int, free_bytes: int | None) -> int:
+    """At most ``wanted`` calls per trial, and no more than fit in _TRIAL_MEMORY_SHARE of the
+    device's free memory: every call's inputs and outputs stay alive until its trial ends, in
+    the judge (the reference's) and in the candidate's process alike. Calls per trial follow
+    from the fastest call on the timed stream, and a candidate whose timed stream looked empty
+    (its work on another stream) was given 100 calls of 512 MB in each process and ran the
+    device out of memory: an evaluation not judged, instead of the HACKED it earns."""
+    if free_bytes is None or call_bytes <= 0:
+        return wanted
+    return max(1, min(wanted, int(free_bytes * _TRIAL_MEMORY_SHARE) // (2 * call_bytes)))
 
 
 def kept_speedup(alone: float, interleaved: float, *, timed_alone: bool, calls: int, graph: bool) -> tuple[float, str]:
@@ -211,11 +226,12 @@ class TimingStage:
                 # calls.
                 fastest = min(fastest, ref_stream, cand_stream)
                 if trial == (warmups - 1) // 2:
-                    calls = max(1, min(timing.max_calls_per_trial, math.ceil(timing.min_trial_us / max(fastest, 1.0))))
+                    wanted = min(timing.max_calls_per_trial, math.ceil(timing.min_trial_us / max(fastest, 1.0)))
+                    calls = self._calls_that_fit(spec, wanted)
                     graph = calls > 1 and timing.cuda_graphs and self._capture_graphs(spec, calls)
                 elif graph and trial == (warmups - 1) // 2 + 1:
                     replayed = math.ceil(timing.graph_min_trial_us / max(min(ref_stream, cand_stream), 0.5))
-                    more = min(timing.max_graph_calls, replayed)
+                    more = self._calls_that_fit(spec, min(timing.max_graph_calls, replayed))
                     if more > calls:
                         graph = self._capture_graphs(spec, more)
                         calls = more if graph else calls  # eager again, with the calls chosen for eager
@@ -230,6 +246,10 @@ class TimingStage:
         reference, candidate = summarize(ref_us, timing.trim_fraction), summarize(cand_us, timing.trim_fraction)
         self.report = dataclasses.replace(self.report, reference=reference, candidate=candidate)
         return reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
+
+    def _calls_that_fit(self, spec: RunSpec, wanted: int) -> int:
+        footprint = self.evaluation.footprint(spec)
+        return calls_that_fit(wanted, footprint.input_bytes + footprint.output_bytes, self.evaluation.free_bytes())
 
     def retime_alone(self) -> None:
         """Times both models once more, each with nothing of the other on the device, and keeps
