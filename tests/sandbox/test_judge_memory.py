@@ -275,7 +275,7 @@ class _Planned:
         self.plan = types.SimpleNamespace(shrink=True, name="strict")
         self.task = types.SimpleNamespace(sizes=lambda _minimum: {"n": 1024})
         self.device = torch.device("cuda")
-        self.reference = types.SimpleNamespace(drop_cache=lambda: None)
+        self.reference = types.SimpleNamespace(drop_cache=lambda keep=None: 0)
 
     def footprint(self, spec: RunSpec) -> Footprint:
         n = dict(spec.constants).get("n", 1024)
@@ -304,9 +304,42 @@ def test_a_shrunk_odd_size_stays_odd_and_the_share_alone_never_drops_the_judges_
     # even half of them (1536 of 3073) is a multiple of every power-of-two block size up to 512.
     planned = _Planned()
     dropped: list[bool] = []
-    planned.reference = types.SimpleNamespace(drop_cache=lambda: dropped.append(True))
+    planned.reference = types.SimpleNamespace(drop_cache=lambda keep=None: dropped.append(True) or 0)
     planner = VariantPlanner(planned)  # type: ignore[arg-type]
     spec = RunSpec(input_seed=1, constants=(("n", 769),))
     fitted = planner.fitted(Variant(InputVariant.RESIZED, "n=769", spec, spec))
     assert dict(fitted.candidate.constants) == {"n": 193}  # 769, 385, 193: odd at every step
     assert not dropped  # 60 GiB free, 12 allowed: freeing the judge's caches could not help
+
+
+class _CachedRuns:
+    """The judge's cached reference results (named fake): ``held`` bytes, of which the run
+    of the variant being planned is ``own``."""
+
+    def __init__(self, held: int, own: int) -> None:
+        self.held, self.own, self.drops = held, own, []
+
+    def drop_cache(self, keep: RunSpec | None = None) -> int:
+        self.drops.append(keep)
+        self.held = self.own if keep is not None else 0
+        return self.held
+
+
+@pytest.mark.parametrize("spare", [2, -20], ids=["fits", "does-not-fit"])
+def test_dropping_the_judges_caches_keeps_the_run_the_variant_checks_against(spare: int) -> None:
+    """The footprint ran the variant's reference; dropping every cached result ran it again
+    (a full-size KernelBench reference, 0.2 s). It is kept, as the judge's copy of the outputs
+    the need counts, and dropped too where the variant must be shrunk anyway."""
+    gib = 2**30
+    planned = _Planned()
+    spec = RunSpec(input_seed=1)
+    need = planned.footprint(spec).need_bytes()
+    cache = _CachedRuns(held=20 * gib, own=8 * gib)
+    everything_freed = need + spare * gib
+    planned.reference = cache
+    planned.free_bytes = lambda: everything_freed - cache.held  # type: ignore[method-assign]
+    fitted = VariantPlanner(planned).fitted(Variant(InputVariant.ORIGINAL, "task sizes", spec, spec))  # type: ignore[arg-type]
+    if spare > 0:
+        assert fitted.candidate == spec and cache.drops == [spec]
+    else:
+        assert dict(fitted.candidate.constants)["n"] < 1024 and cache.drops == [spec, None]

@@ -91,10 +91,15 @@ class OutputCache:
     def nbytes(self) -> int:
         return self._bytes
 
-    def clear(self) -> None:
-        """Drops every entry (to make room on the device)."""
+    def clear(self, keep: tuple[str, RunSpec] | None = None) -> int:
+        """Drops every entry but ``keep``'s (to make room on the device); returns the bytes kept."""
+        kept = self._entries.get(keep) if keep is not None else None
         self._entries.clear()
         self._bytes = 0
+        if kept is None or keep is None:
+            return 0
+        self.put(keep, kept)
+        return self._bytes
 
 
 class Reference:
@@ -184,11 +189,13 @@ class Reference:
         """Bytes of reference results the judge keeps cached."""
         return self._cache.nbytes
 
-    def drop_cache(self) -> None:
-        """Frees every cached reference result and the allocator's spare memory."""
-        self._cache.clear()
+    def drop_cache(self, keep: RunSpec | None = None) -> int:
+        """Frees every cached reference result but ``keep``'s, and the allocator's spare
+        memory; returns the bytes of ``keep``'s result, still held."""
+        kept = self._cache.clear(None if keep is None else (self.key, keep))
         if self.runner.device.type == "cuda":
             torch.cuda.empty_cache()
+        return kept
 
     def release_graph(self) -> None:
         """Frees the captured graph and its memory pool."""
