@@ -153,22 +153,32 @@ def test_a_replay_that_is_always_slow_to_launch_is_not_run_forever():
     assert again.reruns == 0 and timeline.spins[-1] == MAX_GRAPH_LEAD_US
 
 
+@pytest.fixture
+def gpu_clock() -> tuple[Clock, float]:
+    """A clock on the GPU, and its spin kernel's cycles per microsecond."""
+    clock = Clock(torch.device("cuda"), l2_flush_bytes=0)
+    clock.prepare()
+    return clock, clock._spin_cycles_per_us()
+
+
+def _host_busy(seconds: float) -> None:
+    """The host's time of a slow launch path (or of a process descheduled)."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        pass
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_a_long_call_is_timed_without_the_host_time_before_its_launch():
+def test_a_long_call_is_timed_without_the_host_time_before_its_launch(gpu_clock: tuple[Clock, float]):
     # 600 us on the host before a 3 ms kernel, as a slow launch path would spend: a call that
     # long hides it in any pipeline, so a trial of one call measures the kernel alone (a
     # 200 us spin left 400 us of it in the measurement); a trial of several calls keeps the
     # host's time, which is what a launch-bound model is.
-    device = torch.device("cuda")
-    clock = Clock(device, l2_flush_bytes=0)
-    clock.prepare()
-    cycles_per_us = clock._spin_cycles_per_us()
+    clock, cycles_per_us = gpu_clock
 
     def slow_launch() -> list[int]:
-        started = time.perf_counter()
-        while time.perf_counter() - started < 600e-6:
-            pass
+        _host_busy(600e-6)
         torch.cuda._sleep(int(3000 * cycles_per_us))
         return [0]
 
@@ -180,19 +190,14 @@ def test_a_long_call_is_timed_without_the_host_time_before_its_launch():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_a_graph_replay_slow_to_launch_is_timed_by_its_device_work():
-    device = torch.device("cuda")
-    clock = Clock(device, l2_flush_bytes=0)
-    clock.prepare()
-    cycles_per_us = clock._spin_cycles_per_us()
+def test_a_graph_replay_slow_to_launch_is_timed_by_its_device_work(gpu_clock: tuple[Clock, float]):
+    clock, cycles_per_us = gpu_clock
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         torch.cuda._sleep(int(1000 * cycles_per_us))
 
     def slow_replay() -> list[int]:
-        started = time.perf_counter()
-        while time.perf_counter() - started < 600e-6:  # a descheduled or slow launch path
-            pass
+        _host_busy(600e-6)
         graph.replay()
         return [0]
 
