@@ -193,7 +193,7 @@ class Harness:
         if self.device.type != "cuda" or self._warm:
             return
         start_cuda_tracing(self.device)
-        self.clock.prepare()
+        self._start_device()
         warm_up_triton(self.device, self.scratch / ".triton-warm-up")
         self.recorder.take()  # the harness's own launch is no candidate's
         self._warm = True

@@ -65,7 +65,6 @@ _reshape = _TensorBase.reshape
 _to = _TensorBase.to
 _copy = _TensorBase.copy_
 _ne = torch.ne
-_where = torch.where
 _isfinite = torch.isfinite
 _logical_not = torch.logical_not
 _rand = torch.rand
