@@ -6,6 +6,13 @@ STAMP := $(VENV)/.installed
 VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed
 PROTOS := $(wildcard protos/drkernel/v1/*.proto)
+# Tests run keeping no column positions in code objects. Python 3.11 parses source again to point
+# at the failing part of a traceback line; pytest formats the traceback of an exception raised
+# in a finaliser when it happens, and when the garbage collector runs that finaliser inside
+# another parse, CPython 3.11's parser state is shared and the outer parse fails with
+# "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905; a CI run's
+# test failed that way on a leaked asyncio pipe's finaliser)
+test test-fast test-heavy test-gpu test-triton-compat test-vllm: export PYTHONNODEBUGRANGES := 1
 
 .PHONY: venv demo test static-checks test-heavy test-fast test-gpu test-triton-compat test-vllm lint fmt protos check-protos lint-protos system-deps clean
 
