@@ -292,6 +292,54 @@ def casts_pytorchs():
     return [y]
 
 
+@triton.jit
+def gather_kernel(src_ptr, y_ptr, cols, stride_r, stride_c, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    rows, columns = offs // cols, offs % cols
+    tl.store(y_ptr + offs, tl.load(src_ptr + rows * stride_r + columns * stride_c, mask=mask), mask=mask)
+
+
+@triton.jit
+def pair_max_kernel(src_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    first, second = tl.load(src_ptr + 2 * offs, mask=mask), tl.load(src_ptr + 2 * offs + 1, mask=mask)
+    tl.store(y_ptr + offs, tl.maximum(first, second), mask=mask)
+
+
+def crops_pytorchs_padded():  # PyTorch's ReLU of X padded by a column: no result of the output's size
+    padded = torch.relu(torch.nn.functional.pad(X, (0, 1)))
+    y = torch.empty_like(X)
+    launch(gather_kernel, padded, y, 32, 33, 1)
+    return [y]
+
+
+def transposes_pytorchs_from_bigger():  # X's ReLU transposed, in a buffer one element longer
+    big = torch.empty(X.numel() + 1, device=X.device)
+    torch.clamp(X.t(), min=0.0, out=big[: X.numel()].view(32, 8))
+    y = torch.empty_like(X)
+    launch(gather_kernel, big, y, 32, 1, 8)
+    return [y]
+
+
+def pair_max_of_pytorchs():  # a selection that depends on the data: work, though every value is PyTorch's
+    result = torch.relu(X).flatten()
+    lower = result - 1.0 - torch.rand(result.shape, device=X.device)
+    first = torch.rand(result.shape, device=X.device) < 0.5
+    pairs = torch.stack([torch.where(first, result, lower), torch.where(first, lower, result)], dim=1).flatten()
+    y = torch.empty_like(X)
+    launch(pair_max_kernel, pairs, y)
+    return [y]
+
+
+def many_results_first():  # 1,100 small results before the one equal to the output
+    junk = torch.zeros(16, device=X.device)
+    for _ in range(1100):
+        junk = junk + 1.0
+    return stores_back()
+
+
 def copies_all_but_one():
     t = torch.relu(X)
     y = torch.empty_like(X)  # NaN in a checked call: the element left unwritten
@@ -428,6 +476,10 @@ SCENARIOS = {
     "overwritten_out_of_sight": (overwritten_out_of_sight, False),
     "pytorch_writes_a_few": (pytorch_writes_a_few, False),
     "copies_all_but_one": (copies_all_but_one, False),
+    "crops_pytorchs_padded": (crops_pytorchs_padded, False),
+    "transposes_pytorchs_from_bigger": (transposes_pytorchs_from_bigger, False),
+    "pair_max_of_pytorchs": (pair_max_of_pytorchs, False),
+    "many_results_first": (many_results_first, False),
     "custom_op": (custom_op, False),
     "thread_made": (thread_made, False),
 }
@@ -590,6 +642,9 @@ def test_zeros_in_place_of_zeros_knock_nothing_out(scenarios: dict) -> None:
         ("casts_pytorchs", "copy"),  # another dtype, transposed: the same values
         ("rescales_input", "data"),  # scaling an input is the whole of some tasks
         ("copies_all_but_one", "copy"),  # the element it left unwritten does not make it work
+        ("crops_pytorchs_padded", "copy"),  # PyTorch's result of another size, moved whole
+        ("transposes_pytorchs_from_bigger", "copy"),
+        ("pair_max_of_pytorchs", "data"),  # which of each pair depends on the data: no map moves it
     ],
 )
 def test_launches_that_write_no_data_are_told_apart(scenarios: dict, scenario: str, wrote: str) -> None:
@@ -611,6 +666,7 @@ _HOST_RESULT_SCENARIOS = ("made_out_of_sight", "written_out_of_sight", "overwrit
     ("scenario", "operator"),
     [
         ("stores_back", "aten.relu.default"),
+        ("many_results_first", "aten.relu.default"),  # the small ones fill no budget of its size
         ("adds_zeros", "aten.relu.default"),
         ("adds_negligible", "aten.relu.default"),
         ("perturbs_sparsely", "aten.relu.default"),  # x * k, k = 1 but at every 16th element: x in norm

@@ -38,6 +38,7 @@ when this module was imported (a replaced ``torch.Tensor.numel`` changes nothing
 
 from __future__ import annotations
 
+import random
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
@@ -78,7 +79,10 @@ _float64 = torch.float64
 
 SAMPLE_POSITIONS = 1024
 MIN_ELEMENTS = 16  # smaller outputs coincide too easily
-MAX_SAMPLED = 1024  # PyTorch results remembered per call
+# PyTorch results remembered per call and element count, a uniform sample of those made (a
+# forward that first made 1,100 small results had the first 1,024 fill a budget for all sizes,
+# and the one that equalled the output went unremembered)
+MAX_SAMPLED = 1024
 MAX_MATCHES_PER_OUTPUT = 4
 DERIVED_SHARE = 4  # a storage is the kernels' once they changed 1/DERIVED_SHARE of it
 NEGLIGIBLE = 1e-3  # a result this close to a PyTorch input owes nothing to the kernels' results
@@ -169,7 +173,9 @@ class PyTorchTrace(PlainDispatchMode):
         self._derived: set[int] = set()
         self._written: dict[int, list[int]] = {}  # storage -> [elements written, elements]
         self._made: set[int] = set()  # storages of every operator's results
-        self._samples: list[_Sample] = []
+        self._samples: dict[tuple[int, torch.device], list[_Sample]] = {}  # by (elements, device)
+        self._made_count: dict[tuple[int, torch.device], int] = {}  # results offered, by the same key
+        self._choice = random.Random(secrets.randbits(64))
         self._positions: dict[tuple[int, torch.device], torch.Tensor] = {}
         self._generator: dict[torch.device, torch.Generator] = {}
         self._plain: dict[int, tuple[torch.Tensor, Snapshot]] = {}  # storage -> the task's data there
@@ -180,7 +186,8 @@ class PyTorchTrace(PlainDispatchMode):
     def begin(self, inputs: Iterable[tuple[torch.Tensor, Snapshot]] = ()) -> None:
         """Starts a call whose forward inputs are ``inputs``, each with a snapshot of what the
         judge gave (it stays the task's data only while it holds that)."""
-        self._derived, self._written, self._made, self._samples, self._positions = set(), {}, set(), [], {}
+        self._derived, self._written, self._made, self._samples, self._positions = set(), {}, set(), {}, {}
+        self._made_count = {}
         self._plain, self._foreign, self._contents = {}, set(), {}
         for tensor, snapshot in inputs:
             pointer = _storage(tensor)
@@ -289,7 +296,7 @@ class PyTorchTrace(PlainDispatchMode):
             kept_storages = {_storage(t) for t in kept}
             self.derive(t for t in written if _storage(t) not in kept_storages)
             self._refresh_all(written)
-            if kept and len(self._samples) < MAX_SAMPLED:
+            if kept:
                 with self._quiet():
                     for tensor in kept:
                         self._remember(str(func), tensor, True)
@@ -304,7 +311,7 @@ class PyTorchTrace(PlainDispatchMode):
         self._refresh_all(written)
         born = name in BORN
         fresh = [t for t in made if mutable or born or _storage(t) not in input_storages]  # not a view of an input
-        if fresh and len(self._samples) < MAX_SAMPLED:
+        if fresh:
             with self._quiet():
                 for tensor in fresh:
                     if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor):
@@ -356,11 +363,7 @@ class PyTorchTrace(PlainDispatchMode):
         self._refresh_all([tensor for step in work.steps for tensor in step.written])
         with self._quiet():
             for operator, tensor in pytorch.values():
-                if (
-                    bits.numel(tensor) >= MIN_ELEMENTS
-                    and not bits.is_complex(tensor)
-                    and len(self._samples) < MAX_SAMPLED
-                ):
+                if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor):
                     self._remember(operator, tensor, True)
 
     def _check_inputs(self, operator: str, inputs: list[torch.Tensor]) -> None:
@@ -380,7 +383,7 @@ class PyTorchTrace(PlainDispatchMode):
             self._derived.discard(pointer)  # what the kernels wrote there is gone
             self._foreign.add(pointer)
             self._refresh(tensor)
-            if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor) and len(self._samples) < MAX_SAMPLED:
+            if bits.numel(tensor) >= MIN_ELEMENTS and not bits.is_complex(tensor):
                 with self._quiet():
                     self._remember(
                         f"code out of the trace's sight (a tensor written unseen, used by {operator})",
@@ -465,8 +468,20 @@ class PyTorchTrace(PlainDispatchMode):
         return key, self._positions[key]
 
     def _remember(self, operator: str, tensor: torch.Tensor, profiled: bool) -> None:
+        """Keeps the result's values at the sampled positions, or not: of the results of one
+        element count, MAX_SAMPLED drawn uniformly (reservoir sampling), so that making many
+        results first pushes none out for certain."""
         key, positions = self._key_positions(tensor)
-        self._samples.append(_Sample(operator, key, _to(_take(_detach(tensor), positions), _float64), profiled))
+        offered = self._made_count[key] = self._made_count.get(key, 0) + 1
+        kept = self._samples.setdefault(key, [])
+        slot = len(kept) if len(kept) < MAX_SAMPLED else self._choice.randrange(offered)
+        if slot >= MAX_SAMPLED:
+            return
+        sample = _Sample(operator, key, _to(_take(_detach(tensor), positions), _float64), profiled)
+        if slot == len(kept):
+            kept.append(sample)
+        else:
+            kept[slot] = sample
 
     def unseen(self, outputs: list[Any]) -> list[int]:
         """The outputs that neither the candidate's kernels nor any operator of this call
@@ -498,8 +513,8 @@ class PyTorchTrace(PlainDispatchMode):
                 final = _to(_take(_detach(output), positions), _float64)
                 if not _true(_all(_isfinite(final))) or _true(_eq(_amin(final), _amax(final))):
                     continue
-                for sample in self._samples:
-                    if sample.key != key or not _true(_all(_isfinite(sample.values))):
+                for sample in self._samples.get(key, []):
+                    if not _true(_all(_isfinite(sample.values))):
                         continue
                     values: torch.Tensor | None = sample.values
                     exact = _close(sample.values, final, LOOSE_TOLERANCE)
@@ -519,7 +534,7 @@ class PyTorchTrace(PlainDispatchMode):
                     )
                     if sum(1 for m in found if m.output == index) >= MAX_MATCHES_PER_OUTPUT:
                         break
-        self._samples = []
+        self._samples, self._made_count = {}, {}
         return found
 
 

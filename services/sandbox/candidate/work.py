@@ -33,6 +33,8 @@ own. Such a rescaled copy is work only when its source is the task's data (a for
 the judge gave it, or PyTorch's copy of one: scaling an input is the whole of some tasks) or
 the kernels' own results (``Listener.worked``); a copy of anything else (PyTorch's result,
 NumPy's, a thread's) is not, and the trace learns where a copy came from (``Listener.copied``).
+So is a tensor that holds the values of an argument of another size moved whole: a crop, a
+strided slice, a transpose or a broadcast of it (moved.py).
 
 The probe's own tensor work runs through ``quiet`` (no dispatch mode, no profiler sees it)
 and with tensor functions and methods captured when this module was imported: a candidate
@@ -54,6 +56,7 @@ from torch.utils._python_dispatch import _disable_current_modes
 from services.sandbox.candidate.bounds import tensors_in
 from services.sandbox.candidate.captured import CapturedLaunch, CapturedWork, captured_work
 from services.sandbox.candidate.kernel_stores import written_parameters
+from services.sandbox.candidate.moved import moved_source
 from services.sandbox.shared import tensor_bits as bits
 from services.sandbox.shared.tensor_bits import Snapshot, bitwise_equal
 from services.sandbox.wire.judge_candidate import Wrote
@@ -583,7 +586,10 @@ class WorkProbe:
             source = _exact_source(tensor, count, unchanged)
             work = False
             if source is None:
-                source = _rescaled_source(tensor, count, mask, unchanged, self._generator_for(bits.device(tensor)))
+                generator = self._generator_for(bits.device(tensor))
+                source = _rescaled_source(tensor, count, mask, unchanged, generator)
+                if source is None:
+                    source = moved_source(tensor, count, unchanged, generator, COPY_SHARE)
                 work = source is not None and self._listener.worked(source)
             if source is not None:
                 copies.append((tensor, source))
