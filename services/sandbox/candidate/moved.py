@@ -32,11 +32,9 @@ _detach = _TensorBase.detach
 _reshape = _TensorBase.reshape
 _narrow = _TensorBase.narrow
 _to = _TensorBase.to
-_index_put = _TensorBase.index_put_
 _isin = torch.isin
 _nonzero = torch.nonzero
 _searchsorted = torch.searchsorted
-_bincount = torch.bincount
 _sort = torch.sort
 _take = torch.take
 _randint = torch.randint
@@ -61,7 +59,6 @@ _clamp = torch.clamp
 _matmul = torch.matmul
 _cat = torch.cat
 _ones = torch.ones
-_full_like = torch.full_like
 _stack = torch.stack
 _tensor = torch.tensor
 _lstsq = torch.linalg.lstsq
@@ -91,7 +88,9 @@ def _flat_chunks(tensor: torch.Tensor) -> Iterator[tuple[int, torch.Tensor]]:
 
 def _locate(keys: torch.Tensor, source: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor] | None:
     """For each of ``keys`` (sorted, distinct), how often it occurs in ``source`` (its values
-    cast to ``dtype``) and where it last did (flat); None when the keys occur too often."""
+    cast to ``dtype``) and where it first does (flat); None when the keys occur too often or
+    not at all. (No bincount or index_put: CUDA's are not deterministic, and checked calls run
+    with deterministic algorithms, warning at each use.)"""
     found, where = [], []
     limit = MAX_MATCHES_PER_DRAWN * bits.numel(keys)
     total = 0
@@ -104,10 +103,13 @@ def _locate(keys: torch.Tensor, source: torch.Tensor, dtype: torch.dtype) -> tup
         found.append(_take(values, hits))
         where.append(_add(hits, start))
     values, positions = _cat(found), _cat(where)
-    index = _searchsorted(keys, values)
-    counts = _bincount(index, minlength=bits.numel(keys))
-    last = _index_put(_full_like(counts, -1), (index,), positions)  # any of them: only keys found once are used
-    return counts, last
+    if not bits.numel(values):
+        return None
+    ordered, order = _sort(values)
+    first = _searchsorted(ordered, keys)
+    counts = _sub(_searchsorted(ordered, keys, right=True), first)
+    at = _take(positions, _take(order, _clamp(first, max=bits.numel(ordered) - 1)))  # used where counts is 1
+    return counts, at
 
 
 def _unravel(flat: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
@@ -162,11 +164,11 @@ def moved_source(
         located = _locate(keys, source, dtype)
         if located is None:
             continue
-        counts, last = located
+        counts, at = located
         paired = _logical_and(is_key, _take(_eq(counts, 1), key_of))  # drawn values found once there
         if int(bits.item(_count(paired))) < MIN_LOCATED:
             continue
-        target = _masked_select(_take(last, key_of), paired)
+        target = _masked_select(_take(at, key_of), paired)
         rows = _index_select(design, 0, _reshape(_nonzero(paired), (-1,)))
         solution = _lstsq(_to(rows, "cpu"), _reshape(_to(target, "cpu", _float64), (-1, 1))).solution
         mapped = _to(_reshape(_matmul(design, _to(_round(solution), device)), (-1,)), _int64)
