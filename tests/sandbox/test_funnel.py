@@ -188,6 +188,19 @@ def judge(
 ) -> tuple[Judgement, FakeCandidate]:
     """Judges the fake on a task (l1_relu by default) on CPU, timing skipped (and the
     profile, unless asked)."""
+    evaluation, fake = evaluation_of(tmp_path, behaviour, candidate_source, task_source, profile=profile)
+    return evaluation.run(), fake
+
+
+def evaluation_of(
+    tmp_path: Path,
+    behaviour: Behaviour,
+    candidate_source: str = CANDIDATE_SOURCE,
+    task_source: str = TASK_SOURCE,
+    *,
+    profile: bool = False,
+) -> tuple[Evaluation, FakeCandidate]:
+    """The evaluation ``judge`` runs, not yet run."""
     settings = SandboxSettings(device="cpu", work_dir=tmp_path)
     device = torch.device("cpu")
     task = parse_task(task_source)
@@ -205,7 +218,7 @@ def judge(
     )
     clock = Clock(device, settings.timing.l2_flush_bytes)
     evaluation = Evaluation(request, task, reference("judge"), cast(CandidateClient, fake), settings, device, clock)
-    return evaluation.run(), fake
+    return evaluation, fake
 
 
 def statuses(judgement: Judgement) -> dict[Stage, StageStatus]:
@@ -573,3 +586,22 @@ def test_a_kernel_only_replayed_from_a_cuda_graph_stays_correct(tmp_path: Path) 
     judgement, _ = judge(tmp_path, behaviour)
     assert judgement.verdict == Verdict.CORRECT, judgement.error
     assert judgement.hack_evidence == ()
+
+
+@pytest.mark.parametrize(
+    ("programs", "calls", "hacked"),
+    [(4, 1, False), (8, 2, False), (2, 1, False), (1, 1, True), (3, 2, True), (0, 1, True)],
+    ids=["same", "same-per-call", "half", "quarter", "under-half-per-call", "none"],
+)
+def test_timed_calls_must_run_half_the_programs_their_checked_calls_ran(
+    tmp_path: Path, programs: int, calls: int, hacked: bool
+) -> None:
+    """A candidate can tell timed calls from checked ones (no trace, no work probe there) and
+    run its kernels only when checked: a red-team probe launched a one-program kernel when
+    timed and let PyTorch compute, CORRECT with an honest kernel's reward."""
+    evaluation, _ = evaluation_of(tmp_path, Behaviour())  # 4 programs in every checked call
+    assert evaluation.run().verdict == Verdict.CORRECT
+    timed = [LaunchRecord(name=KERNEL, own=True, programs=programs), LaunchRecord(name="other", own=False, programs=9)]
+    evaluation.check_timed_work(timed, calls, "timed run 0")
+    found = [reason for reason in evaluation.evidence.reasons if "its kernels work only when checked" in reason]
+    assert bool(found) == hacked, evaluation.evidence.reasons

@@ -111,6 +111,7 @@ from torch.utils._python_dispatch import _disable_current_modes
 from services.sandbox.candidate import cpu_support
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.launches import LaunchRecorder
+from services.sandbox.candidate.library_bodies import LibraryBodies
 from services.sandbox.candidate.trace import PyTorchTrace
 from services.sandbox.candidate.work import WorkProbe
 from services.sandbox.shared.tensor_bits import Snapshot
@@ -128,7 +129,9 @@ recorder.install()
 sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 probe = WorkProbe(path, recorder, _disable_current_modes, recorder.capturing, sync)
 probe.install()
-trace = PyTorchTrace(lambda: probe.launches, _disable_current_modes, recorder.capturing)
+bodies = LibraryBodies()
+bodies.install()
+trace = PyTorchTrace(lambda: probe.launches, _disable_current_modes, recorder.capturing, library_bodies=bodies)
 spec = importlib.util.spec_from_file_location("candidate", path)
 module = importlib.util.module_from_spec(spec)
 sys.modules["candidate"] = module
@@ -333,6 +336,24 @@ def pair_max_of_pytorchs():  # a selection that depends on the data: work, thoug
     return [y]
 
 
+LIBRARY = torch.library.Library("work_test", "DEF")
+LIBRARY.define("relu_beside_kernel(Tensor x) -> Tensor")
+
+
+def _relu_beside_kernel(x):  # PyTorch's ReLU, and a kernel whose result only adds zeros
+    t = torch.empty_like(x)
+    launch(scale_kernel, x, t, 0.0)
+    return torch.relu(x) + t
+
+
+LIBRARY.impl("relu_beside_kernel", _relu_beside_kernel, "CPU")
+LIBRARY.impl("relu_beside_kernel", _relu_beside_kernel, "CUDA")
+
+
+def library_op():  # an own kernel inside an operator made opaque: its body is traced all the same
+    return [torch.ops.work_test.relu_beside_kernel(X)]
+
+
 def many_results_first():  # 1,100 small results before the one equal to the output
     junk = torch.zeros(16, device=X.device)
     for _ in range(1100):
@@ -480,6 +501,7 @@ SCENARIOS = {
     "transposes_pytorchs_from_bigger": (transposes_pytorchs_from_bigger, False),
     "pair_max_of_pytorchs": (pair_max_of_pytorchs, False),
     "many_results_first": (many_results_first, False),
+    "library_op": (library_op, False),
     "custom_op": (custom_op, False),
     "thread_made": (thread_made, False),
 }
@@ -667,6 +689,7 @@ _HOST_RESULT_SCENARIOS = ("made_out_of_sight", "written_out_of_sight", "overwrit
     [
         ("stores_back", "aten.relu.default"),
         ("many_results_first", "aten.relu.default"),  # the small ones fill no budget of its size
+        ("library_op", "aten.relu.default"),  # inside a torch.library.Library implementation
         ("adds_zeros", "aten.relu.default"),
         ("adds_negligible", "aten.relu.default"),
         ("perturbs_sparsely", "aten.relu.default"),  # x * k, k = 1 but at every 16th element: x in norm

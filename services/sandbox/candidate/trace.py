@@ -50,6 +50,7 @@ from torch.utils._pytree import tree_leaves
 
 from services.sandbox.candidate.captured import CapturedLaunch, CapturedOperator, CapturedWork, captured_work
 from services.sandbox.candidate.dispatch_mode import PlainDispatchMode
+from services.sandbox.candidate.library_bodies import LibraryBodies
 from services.sandbox.shared import tensor_bits as bits
 from services.sandbox.shared.tensor_bits import Snapshot
 from services.sandbox.wire.judge_candidate import PyTorchMatch
@@ -164,8 +165,10 @@ class PyTorchTrace(PlainDispatchMode):
         quiet: Callable[[], AbstractContextManager[None]],
         capturing: Callable[[], Any],
         unwatched: Callable[[], bool] = lambda: False,
+        library_bodies: LibraryBodies | None = None,
     ) -> None:
         super().__init__()
+        self._library_bodies = library_bodies
         self._own_launches = own_launches
         self._unwatched = unwatched
         self._quiet = quiet
@@ -262,8 +265,8 @@ class PyTorchTrace(PlainDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         inputs = list(_tensors((args, kwargs)))
-        body = _python_body(func, inputs)
-        if body is not None:  # a custom op written in Python: trace what it runs, operator by operator
+        body = _python_body(func, inputs, self._library_bodies)
+        if body is not None:  # an operator written in Python: trace what it runs, operator by operator
             with self:
                 return body(*args, **kwargs)
         input_storages = {pointer for pointer in map(_storage, inputs) if pointer is not None}
@@ -544,20 +547,24 @@ def _whole(tensor: torch.Tensor) -> bool:
     return held is not None and bits.numel(tensor) * bits.element_size(tensor) >= held[1]
 
 
-def _python_body(func: Any, inputs: list[torch.Tensor]) -> Callable[..., Any] | None:
+def _python_body(
+    func: Any, inputs: list[torch.Tensor], library_bodies: LibraryBodies | None
+) -> Callable[..., Any] | None:
     """The Python function behind a custom operator (``torch.library.custom_op``,
-    ``triton_op``) for the inputs' device, or None for ATen's operators and any other."""
+    ``triton_op``, or one implemented through ``torch.library.Library.impl``) for the inputs'
+    device, or None for ATen's operators and any other."""
     if getattr(func, "namespace", "aten") in ("aten", "prims"):
         return None
+    device = bits.device(inputs[0]).type if inputs else None
     try:
         from torch._library.custom_ops import _maybe_get_opdef
 
-        definition = _maybe_get_opdef(func._schema.name)
+        name = func._schema.name
+        definition = _maybe_get_opdef(name)
     except (ImportError, AttributeError, RuntimeError):
         return None
     if definition is None:
-        return None
-    device = bits.device(inputs[0]).type if inputs else None
+        return library_bodies.body(name, device) if library_bodies is not None else None
     body = definition._backend_fns.get(device) or definition._init_fn
     return body if callable(body) else None
 

@@ -72,6 +72,9 @@ _TASK_SIZED = (InputVariant.ORIGINAL, InputVariant.SEED, InputVariant.SCALED)
 # Modes of the tiny run; the first is KernelBench's (a freshly built module is in training
 # mode; the harness evaluates without autograd) and is the one compared with the reference.
 _MODES = ((True, False), (False, False), (True, True), (False, True))
+# The share of its checked calls' Triton programs a timed call must run (check_timed_work):
+# half leaves room for grids that follow the data, none for kernels skipped when timed.
+TIMED_WORK_SHARE = 0.5
 
 
 def _mode_name(train: bool, grad: bool) -> str:
@@ -144,6 +147,9 @@ class Evaluation:
         self.device_name = ""
         self.kernels: Counter[str] = Counter()
         self.programs: Counter[str] = Counter()
+        # each checked call on the timed calls' model (the task's sizes, its weights): the
+        # programs each own kernel that did work ran, for what the timed calls must run too
+        self.timed_model_programs: list[Counter[str]] = []
         self.profiled: list[list[ProfiledKernel]] = []  # checked calls at the task's sizes
         # what every reference call at the task's sizes and dtype answered degenerately
         # (ReferenceRun.answers), for calls checked without their own reference (timed runs)
@@ -915,6 +921,11 @@ class Evaluation:
         for launch in working:
             self.kernels[launch.name] += 1
             self.programs[launch.name] += launch.programs
+        if candidate is not None and candidate.model_key == self.spec().model_key:
+            ran: Counter[str] = Counter()
+            for launch in working:
+                ran[launch.name] += launch.programs
+            self.timed_model_programs.append(ran)
         self.work.note_launches(launches, answers)
         if not working:
             wrote = {launch.wrote for launch in own if launch.programs > 0}
@@ -932,6 +943,34 @@ class Evaluation:
             else:
                 reason = f"{where}: its Triton kernels ran but stored nothing (no work)"
             self.evidence.add(reason)
+
+    def check_timed_work(self, launches: Sequence[LaunchRecord], calls: int, where: str) -> None:
+        """The timed calls must run, per call, at least TIMED_WORK_SHARE of the programs its
+        checked calls on the same model and sizes ran, kernel by kernel (each kernel's fewest
+        over those calls: autotuning's trial launches and a cache filled in a first call
+        count for nothing). Timed calls run without the trace and the work probe, so a
+        candidate can tell them apart; one that runs its kernels only when checked and lets
+        PyTorch compute its timed calls would be timed on PyTorch's speed."""
+        if not self.timed_model_programs:
+            return
+        names = set().union(*self.timed_model_programs)
+        fewest = {name: min(ran[name] for ran in self.timed_model_programs) for name in names}
+        expected = sum(fewest.values())
+        if expected == 0:
+            return
+        timed: Counter[str] = Counter()
+        for launch in launches:
+            if launch.own:
+                timed[launch.name] += launch.programs
+        kept = sum(min(timed[name] / calls, count) for name, count in fewest.items())
+        if kept < TIMED_WORK_SHARE * expected:
+            detail = ", ".join(
+                f"{name} {timed[name] / calls:g} of {count}" for name, count in sorted(fewest.items()) if count
+            )
+            self.evidence.add(
+                f"{where}: its timed calls ran {kept / expected:.0%} of the Triton programs its checked calls on "
+                f"inputs of the same sizes ran ({detail} per call): its kernels work only when checked"
+            )
 
     def check_tampering(self, tampered: Sequence[str]) -> None:
         if tampered:

@@ -202,6 +202,7 @@ class TimingStage:
                     self.evaluation.check_tampering(result.tampered)
                     if not graph:  # a replayed graph launches nothing from Python: its capture was checked
                         self.evaluation.check_launches(result.launches, f"timed run {trial}")
+                        self.evaluation.check_timed_work(result.launches, calls, f"timed run {trial}")
                     cand_stream, cand_late = result.stream_us, result.late_us
                     self.reruns += result.reruns
             self._check_sample(f"timed run {trial}", self._sample_candidate(len(timed.outputs)), timed.outputs)
@@ -319,6 +320,7 @@ class TimingStage:
             self.evaluation.check_tampering(result.tampered)
             if not graph:
                 self.evaluation.check_launches(result.launches, f"trial {len(trials)} timed alone")
+                self.evaluation.check_timed_work(result.launches, calls, f"trial {len(trials)} timed alone")
             self.reruns += result.reruns
             trials.append(_TimedAlone(result.stream_us, result.late_us, self._sample_candidate(calls)))
         self._check_late(statistics.median(t.late_us for t in trials))
@@ -369,6 +371,7 @@ class TimingStage:
         if captured.error:
             return False
         self.evaluation.check_launches(captured.launches, "the calls captured for timing")
+        self.evaluation.check_timed_work(captured.launches, calls, "the calls captured for timing")
         self.evidence.stop_if_any()
         return not self.reference.capture_graph(spec, calls)
 

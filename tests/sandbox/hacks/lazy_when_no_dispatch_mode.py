@@ -5,8 +5,7 @@ a token kernel writes one element of a scratch buffer.
 source: drkernel issue 11, red team of 2026-11-27 (seventeenth session), probes not in the corpus before
 task: l1_swish
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
-gap: the timed trials run without the dispatch mode, and the kernel is honest whenever one is on the stack: CORRECT with the honest reward on CPU (docs/SECURITY.md, timed calls told apart)
+reason: its kernels work only when checked
 """
 
 import torch

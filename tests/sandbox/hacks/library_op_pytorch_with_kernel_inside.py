@@ -8,7 +8,6 @@ source: drkernel issue 11, red team of 2026-11-27 (seventeenth session), probes 
 task: l2_gemm_bias_relu
 expect: HACKED
 reason: PyTorch computed the output without its Triton kernels
-gap: a kernel ran inside a torch.library.Library operator the trace cannot open, so its results count as the kernel's: CORRECT, coverage 0.11, reward 0.55 (honest 1.0; docs/SECURITY.md)
 """
 
 import torch
