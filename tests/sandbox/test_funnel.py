@@ -21,7 +21,7 @@ import torch
 from services.sandbox.judge.candidate_client import CandidateClient, CandidateLost, CandidateRun
 from services.sandbox.judge.funnel import Evaluation, _layout_message
 from services.sandbox.judge.reference import OutputCache, Reference
-from services.sandbox.judge.stages import NotJudged
+from services.sandbox.judge.stages import NotJudged, Stop
 from services.sandbox.judge.work import unasked
 from services.sandbox.settings import SandboxSettings
 from services.sandbox.shared.clock import Clock
@@ -589,19 +589,66 @@ def test_a_kernel_only_replayed_from_a_cuda_graph_stays_correct(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("programs", "calls", "hacked"),
-    [(4, 1, False), (8, 2, False), (2, 1, False), (1, 1, True), (3, 2, True), (0, 1, True)],
-    ids=["same", "same-per-call", "half", "quarter", "under-half-per-call", "none"],
+    ("programs", "stored", "calls", "hacked"),
+    [
+        (4, None, 1, False),
+        (8, None, 2, False),
+        (2, None, 1, False),
+        (1, None, 1, True),
+        (3, None, 2, True),
+        (0, None, 1, True),
+        (4, 1024, 1, False),
+        (4, 0, 1, True),
+        (8, 512, 2, True),
+    ],
+    ids=[
+        "same",
+        "same-per-call",
+        "half",
+        "quarter",
+        "under-half-per-call",
+        "none",
+        "same-bytes",
+        "programs-storing-nothing",
+        "quarter-of-the-bytes-per-call",
+    ],
 )
-def test_timed_calls_must_run_half_the_programs_their_checked_calls_ran(
-    tmp_path: Path, programs: int, calls: int, hacked: bool
+def test_timed_calls_must_do_half_the_work_their_checked_calls_did(
+    tmp_path: Path, programs: int, stored: int | None, calls: int, hacked: bool
 ) -> None:
     """A candidate can tell timed calls from checked ones (no trace, no work probe there) and
     run its kernels only when checked: a red-team probe launched a one-program kernel when
-    timed and let PyTorch compute, CORRECT with an honest kernel's reward."""
-    evaluation, _ = evaluation_of(tmp_path, Behaviour())  # 4 programs in every checked call
+    timed and let PyTorch compute, CORRECT with an honest kernel's reward. Bytes stored count
+    where the interpreter knows them: a full grid that stores nothing is no work either."""
+    evaluation, _ = evaluation_of(tmp_path, Behaviour())  # 4 programs, 1024 bytes in every checked call
     assert evaluation.run().verdict == Verdict.CORRECT
-    timed = [LaunchRecord(name=KERNEL, own=True, programs=programs), LaunchRecord(name="other", own=False, programs=9)]
+    timed = [
+        LaunchRecord(name=KERNEL, own=True, programs=programs, stored_bytes=stored),
+        LaunchRecord(name="other", own=False, programs=9),
+    ]
     evaluation.check_timed_work(timed, calls, "timed run 0")
     found = [reason for reason in evaluation.evidence.reasons if "its kernels work only when checked" in reason]
     assert bool(found) == hacked, evaluation.evidence.reasons
+
+
+@pytest.mark.parametrize(("median_us", "hacked"), [(60.0, False), (40.0, True)])
+def test_a_timed_call_faster_than_one_launch_of_its_slowest_kernel_ran_something_else(
+    tmp_path: Path, median_us: float, hacked: bool
+) -> None:
+    """On a GPU a grid of programs that store nothing keeps the timed calls' launches like
+    the checked calls' while PyTorch computes: the time gives it away. The slowest own kernel
+    took 100 us a launch in one checked call (200 us over two) and 120 us in another."""
+    evaluation, _ = evaluation_of(tmp_path, Behaviour())
+    evaluation.profiled = [
+        [
+            ProfiledKernel(name=KERNEL, launches=2, time_us=200.0, own=True),
+            ProfiledKernel(name="aten::relu", launches=1, time_us=900.0, own=False),
+        ],
+        [ProfiledKernel(name=KERNEL, launches=1, time_us=120.0, own=True)],
+    ]
+    if hacked:
+        with pytest.raises(Stop) as stopped:
+            evaluation.timing._check_own_kernel_time(median_us)
+        assert stopped.value.verdict == Verdict.HACKED and "work only when checked" in str(stopped.value)
+    else:
+        evaluation.timing._check_own_kernel_time(median_us)

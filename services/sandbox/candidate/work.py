@@ -588,8 +588,9 @@ class WorkProbe:
             if source is None:
                 generator = self._generator_for(bits.device(tensor))
                 source = _rescaled_source(tensor, count, mask, unchanged, generator)
-                if source is None:
-                    source = moved_source(tensor, count, unchanged, generator, COPY_SHARE)
+                if source is None:  # moving the task's data or the kernels' results is work: not looked for
+                    others = [other for other in unchanged if not self._listener.worked(other)]
+                    source = moved_source(tensor, count, others, generator, COPY_SHARE)
                 work = source is not None and self._listener.worked(source)
             if source is not None:
                 copies.append((tensor, source))

@@ -39,7 +39,7 @@ from services.sandbox.judge.evidence import HackEvidence
 from services.sandbox.judge.memory import Footprint, fits, free_bytes, is_out_of_memory, total_bytes
 from services.sandbox.judge.reference import Reference, ReferenceRun, TaskFailed
 from services.sandbox.judge.stages import BadTask, Ended, NotJudged, Stop
-from services.sandbox.judge.timing import TimingStage
+from services.sandbox.judge.timing import TIMED_WORK_SHARE, TimingStage
 from services.sandbox.judge.variants import Variant, VariantPlanner, describe_constants, finite
 from services.sandbox.judge.work import KnockOut, WorkCheck, did_work, unasked
 from services.sandbox.settings import SandboxSettings, Tolerance
@@ -72,9 +72,26 @@ _TASK_SIZED = (InputVariant.ORIGINAL, InputVariant.SEED, InputVariant.SCALED)
 # Modes of the tiny run; the first is KernelBench's (a freshly built module is in training
 # mode; the harness evaluates without autograd) and is the one compared with the reference.
 _MODES = ((True, False), (False, False), (True, True), (False, True))
-# The share of its checked calls' Triton programs a timed call must run (check_timed_work):
-# half leaves room for grids that follow the data, none for kernels skipped when timed.
-TIMED_WORK_SHARE = 0.5
+
+
+# What timed calls are held to (check_timed_work): the verb and the words for each measure.
+_TIMED_MEASURES = {
+    "programs": ("ran", "Triton programs its checked calls on inputs of the same sizes ran"),
+    "bytes": ("stored", "bytes its kernels stored in its checked calls on inputs of the same sizes"),
+}
+
+
+def _work_of(launches: Sequence[LaunchRecord]) -> dict[str, Counter[str]]:
+    """Programs per kernel of these launches, and bytes stored per kernel when every launch's
+    are known (the interpreter's)."""
+    work: dict[str, Counter[str]] = {"programs": Counter()}
+    for launch in launches:
+        work["programs"][launch.name] += launch.programs
+    if launches and all(launch.stored_bytes is not None for launch in launches):
+        work["bytes"] = Counter()
+        for launch in launches:
+            work["bytes"][launch.name] += launch.stored_bytes or 0
+    return work
 
 
 def _mode_name(train: bool, grad: bool) -> str:
@@ -148,8 +165,9 @@ class Evaluation:
         self.kernels: Counter[str] = Counter()
         self.programs: Counter[str] = Counter()
         # each checked call on the timed calls' model (the task's sizes, its weights): the
-        # programs each own kernel that did work ran, for what the timed calls must run too
-        self.timed_model_programs: list[Counter[str]] = []
+        # programs each own kernel that did work ran, and the bytes it stored where the
+        # interpreter counts them, for what the timed calls must do too (check_timed_work)
+        self.timed_model_work: list[dict[str, Counter[str]]] = []
         self.profiled: list[list[ProfiledKernel]] = []  # checked calls at the task's sizes
         # what every reference call at the task's sizes and dtype answered degenerately
         # (ReferenceRun.answers), for calls checked without their own reference (timed runs)
@@ -922,10 +940,7 @@ class Evaluation:
             self.kernels[launch.name] += 1
             self.programs[launch.name] += launch.programs
         if candidate is not None and candidate.model_key == self.spec().model_key:
-            ran: Counter[str] = Counter()
-            for launch in working:
-                ran[launch.name] += launch.programs
-            self.timed_model_programs.append(ran)
+            self.timed_model_work.append(_work_of(working))
         self.work.note_launches(launches, answers)
         if not working:
             wrote = {launch.wrote for launch in own if launch.programs > 0}
@@ -945,32 +960,29 @@ class Evaluation:
             self.evidence.add(reason)
 
     def check_timed_work(self, launches: Sequence[LaunchRecord], calls: int, where: str) -> None:
-        """The timed calls must run, per call, at least TIMED_WORK_SHARE of the programs its
-        checked calls on the same model and sizes ran, kernel by kernel (each kernel's fewest
-        over those calls: autotuning's trial launches and a cache filled in a first call
-        count for nothing). Timed calls run without the trace and the work probe, so a
-        candidate can tell them apart; one that runs its kernels only when checked and lets
-        PyTorch compute its timed calls would be timed on PyTorch's speed."""
-        if not self.timed_model_programs:
-            return
-        names = set().union(*self.timed_model_programs)
-        fewest = {name: min(ran[name] for ran in self.timed_model_programs) for name in names}
-        expected = sum(fewest.values())
-        if expected == 0:
-            return
-        timed: Counter[str] = Counter()
-        for launch in launches:
-            if launch.own:
-                timed[launch.name] += launch.programs
-        kept = sum(min(timed[name] / calls, count) for name, count in fewest.items())
-        if kept < TIMED_WORK_SHARE * expected:
-            detail = ", ".join(
-                f"{name} {timed[name] / calls:g} of {count}" for name, count in sorted(fewest.items()) if count
-            )
-            self.evidence.add(
-                f"{where}: its timed calls ran {kept / expected:.0%} of the Triton programs its checked calls on "
-                f"inputs of the same sizes ran ({detail} per call): its kernels work only when checked"
-            )
+        """The timed calls must do, per call, at least TIMED_WORK_SHARE of what its checked
+        calls on the same model and sizes did, kernel by kernel: the programs they ran, and
+        the bytes they stored where the interpreter counts them (a grid of programs that
+        store nothing keeps the programs alike). Each kernel's least over those calls counts,
+        so that autotuning's trial launches and a cache filled in a first call count for
+        nothing. Timed calls run without the trace and the work probe, so a candidate can
+        tell them apart; one that runs its kernels only when checked and lets PyTorch compute
+        its timed calls would be timed on PyTorch's speed."""
+        timed = _work_of([launch for launch in launches if launch.own])
+        for measure, (verb, what) in _TIMED_MEASURES.items():
+            checked = [work[measure] for work in self.timed_model_work if measure in work]
+            if not checked or measure not in timed:
+                continue
+            fewest = {name: min(done[name] for done in checked) for name in set().union(*checked)}
+            expected = sum(fewest.values())
+            kept = sum(min(timed[measure][name] / calls, count) for name, count in fewest.items())
+            if expected and kept < TIMED_WORK_SHARE * expected:
+                ran = timed[measure]
+                detail = ", ".join(f"{name} {ran[name] / calls:g} of {n}" for name, n in sorted(fewest.items()) if n)
+                self.evidence.add(
+                    f"{where}: its timed calls {verb} {kept / expected:.0%} of the {what} ({detail} per call): its "
+                    "kernels work only when checked"
+                )
 
     def check_tampering(self, tampered: Sequence[str]) -> None:
         if tampered:

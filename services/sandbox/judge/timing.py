@@ -28,6 +28,11 @@ from services.sandbox.wire.judge_candidate import CandidateFailed, RunSpec
 if TYPE_CHECKING:
     from services.sandbox.judge.funnel import Evaluation
 
+# The share of its checked calls' work a timed call must do: of their Triton programs
+# (Evaluation.check_timed_work), and of one launch of its slowest kernel in time, on a GPU
+# (_check_own_kernel_time). Half leaves room for grids that follow the data and for clocks and
+# caches, none for kernels skipped when timed.
+TIMED_WORK_SHARE = 0.5
 # Untimed trials of each model before it is timed alone (retime_alone).
 _ALONE_WARMUPS = 2
 # Timed calls spot-checked per trial besides the last, drawn after the trial.
@@ -246,7 +251,27 @@ class TimingStage:
             self._check_late(late)
         reference, candidate = summarize(ref_us, timing.trim_fraction), summarize(cand_us, timing.trim_fraction)
         self.report = dataclasses.replace(self.report, reference=reference, candidate=candidate)
+        if cuda:
+            self._check_own_kernel_time(candidate.median_us)
         return reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
+
+    def _check_own_kernel_time(self, median_us: float) -> None:
+        """A timed call cannot take less than one launch of its slowest own kernel did in a
+        checked call on the same sizes (each kernel's time per launch in the profile, the
+        least over those calls; half of it, for clocks and caches): one that does ran
+        something else when timed. Launch counts alone cannot tell: a grid of programs that
+        store nothing costs microseconds, while PyTorch computes what is timed."""
+        longest = [
+            max((k.time_us / k.launches for k in kernels if k.own and k.launches), default=0.0)
+            for kernels in self.evaluation.profiled
+        ]
+        bound = min(longest, default=0.0)
+        if bound > 0 and median_us < TIMED_WORK_SHARE * bound:
+            self.evidence.stop(
+                f"its timed calls took {median_us:.1f} us (median), less than half the {bound:.1f} us one launch "
+                "of its slowest kernel took in a checked call on inputs of the same sizes: its kernels work only "
+                "when checked"
+            )
 
     def _calls_that_fit(self, spec: RunSpec, wanted: int) -> int:
         footprint = self.evaluation.footprint(spec)

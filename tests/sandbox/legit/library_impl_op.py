@@ -2,11 +2,12 @@
 `torch.library.Library` and given Python implementations for CPU and CUDA (the API older than
 `custom_op`, still common); PyTorch's matmul runs inside the operator too, as in a fused
 epilogue after a PyTorch GEMM. The judge traces inside such an operator: the epilogue is
-the kernel's work, the GEMM PyTorch's.
+the kernel's work, the GEMM PyTorch's (coverage about 0.23 on CPU, its share of device time).
 
 source: PyTorch documentation (torch.library.Library.define and impl)
 task: l2_gemm_bias_relu
 expect: CORRECT
+coverage_above: 0.15
 """
 
 import torch
