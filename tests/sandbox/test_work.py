@@ -627,7 +627,11 @@ def test_pytorch_inside_a_compiled_launch_is_the_candidates_and_inside_the_inter
     probe = WorkProbe(__file__, recorder, _disable_current_modes, lambda: None)
     run = probe._wrap(launch, interpreted=interpreted)
     listener = types.SimpleNamespace(
-        written=lambda _writes: None, copied=lambda _copies: None, worked=lambda _tensor: False, used=lambda _t: None
+        written=lambda _writes: None,
+        copied=lambda _copies: None,
+        worked=lambda _tensor: False,
+        used=lambda _t: None,
+        made_in_call=lambda _t: False,
     )
     x, y = torch.randn(64), torch.empty(64)
     with probe.armed(lambda _kernel: None, listener), Seen():

@@ -18,9 +18,12 @@ from typing import Any
 
 import torch
 
-# Dispatch keys whose Python bodies serve a device, most specific first.
+# Dispatch keys whose Python bodies serve a device, most specific first; after them, a body
+# registered for any key but those that only describe (shapes, autograd) is taken.
 _KEYS = {"cpu": ("CPU",), "cuda": ("CUDA",)}
+_DEVICE_KEYS = ("CPU", "CUDA")  # another device's body is not this one's
 _ANY_DEVICE = ("CompositeExplicitAutograd", "CompositeImplicitAutograd", "")
+_DESCRIBING = ("Meta", "Autograd", "ADInplaceOrView", "Functionalize", "Python", "Fake")
 
 
 class LibraryBodies:
@@ -57,11 +60,16 @@ class LibraryBodies:
             found = self._bodies.get((operator, key))
             if found is not None:
                 return found
-        return None
+        others = [
+            fn
+            for (name, key), fn in self._bodies.items()
+            if name == operator and not key.startswith(_DESCRIBING) and key not in _DEVICE_KEYS
+        ]
+        return others[0] if others else None
 
 
 def _qualified(library: Any, op_name: Any) -> str:
-    """ "namespace::name" of an operator given as an OpOverload or as "name[.overload]"."""
+    """The "namespace::name" of an operator given as an OpOverload or as "name[.overload]"."""
     schema = getattr(op_name, "_schema", None)
     if schema is not None:
         return str(schema.name)

@@ -237,6 +237,11 @@ class PyTorchTrace(PlainDispatchMode):
         the output, whole or in part, moves work done elsewhere)."""
         self._check_inputs("a launch of its kernels", tensors)
 
+    def made_in_call(self, tensor: torch.Tensor) -> bool:
+        """Whether an operator of this call made ``tensor`` or it entered the call unseen."""
+        pointer = _storage(tensor)
+        return pointer in self._made or pointer in self._foreign
+
     def worked(self, tensor: torch.Tensor) -> bool:
         """Whether ``tensor`` holds the task's data or what the kernels computed."""
         return _storage(tensor) in self._derived or self.plain(tensor)

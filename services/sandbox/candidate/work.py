@@ -114,6 +114,10 @@ MIN_SCALE = 0.25
 # * source + b. A few values off (noise within the judge's tolerance, a clamp that bites
 # rarely) leave it a copy; a float16 rounding (5e-4 of a value) stays within the tolerance.
 COPY_SHARE = 0.99
+# A launch that copied data and wrote less than 1/SCRIBBLE_SHARE as many elements of its own
+# (a few values scribbled on the copy's source, a scratch element) did no work: its copy is
+# what it did.
+SCRIBBLE_SHARE = 100
 COPY_TOLERANCE = 1e-3
 # The probe's memory stays bounded however large the task's tensors (KernelBench has 7.5 GB
 # ones): exact findings and knock-outs go through flat chunks of this many elements (a few
@@ -145,6 +149,11 @@ class Listener(Protocol):
     def used(self, tensors: list[torch.Tensor]) -> None:
         """The tensor arguments of a launch, before it runs."""
 
+    def made_in_call(self, tensor: torch.Tensor) -> bool:
+        """Whether a PyTorch operator of this call made ``tensor``, or it entered the call
+        from outside PyTorch (not a weight or a table kept from before)."""
+        ...
+
     def replayed(self, work: CapturedWork) -> None:
         """A CUDA graph captured in a checked call was replayed; ``work`` is what it holds."""
 
@@ -163,6 +172,9 @@ class _Unheard:
 
     def used(self, tensors: list[torch.Tensor]) -> None:
         pass
+
+    def made_in_call(self, tensor: torch.Tensor) -> bool:
+        return False
 
     def replayed(self, work: CapturedWork) -> None:
         pass
@@ -188,6 +200,11 @@ class _Argument:
         self.tensor = _detach(tensor)
         self._snapshot = Snapshot(self.tensor)
         self._copy = self._snapshot.copy
+
+    @property
+    def values_before(self) -> torch.Tensor | None:
+        """What it held before the launch, where a copy was kept."""
+        return self._copy
 
     def changed(self) -> tuple[int, torch.Tensor | None]:
         """How many elements changed, and which (flat; None: all of them, when only a digest
@@ -571,17 +588,20 @@ class WorkProbe:
     ) -> tuple[Wrote, list[tuple[torch.Tensor, int]], list[tuple[torch.Tensor, torch.Tensor]]]:
         """What a launch wrote; the tensors it changed, with how many elements each; and those
         of them that hold a copy of another argument, with that source (module docstring)."""
-        changed, masks, unchanged = [], [], []
+        changed, masks, unchanged, earlier = [], [], [], []
         for argument in before:
             count, mask = argument.changed()
             if count:
                 changed.append((argument.tensor, count))
                 masks.append(mask)
+                if argument.values_before is not None:  # a source the same launch scribbled on
+                    earlier.append((argument.tensor, argument.values_before))
             else:
                 unchanged.append(argument.tensor)
         if not changed:
             return "nothing", changed, []
         copies, idle, constant = [], 0, 0
+        moved, written = 0, 0  # elements copied from elsewhere, elements of data
         for (tensor, count), mask in zip(changed, masks, strict=True):
             source = _exact_source(tensor, count, unchanged)
             work = False
@@ -589,15 +609,23 @@ class WorkProbe:
                 generator = self._generator_for(bits.device(tensor))
                 source = _rescaled_source(tensor, count, mask, unchanged, generator)
                 if source is None:  # moving the task's data or the kernels' results is work: not looked for
-                    others = [other for other in unchanged if not self._listener.worked(other)]
-                    source = moved_source(tensor, count, others, generator, COPY_SHARE)
+                    others = [
+                        (other, values)
+                        for other, values in [*((t, t) for t in unchanged), *earlier]
+                        if other is not tensor and not self._listener.worked(other)
+                    ]
+                    made = self._listener.made_in_call
+                    source = moved_source(tensor, count, mask, others, generator, COPY_SHARE, made)
                 work = source is not None and self._listener.worked(source)
             if source is not None:
                 copies.append((tensor, source))
                 idle += not work
+                moved += count if not work else 0
             elif _is_constant(tensor, count, mask):
                 constant += 1
-        if idle + constant < len(changed):
+            else:
+                written += count
+        if idle + constant < len(changed) and not (idle and written * SCRIBBLE_SHARE < moved):
             return "data", changed, copies
         return ("copy" if idle else "constant"), changed, copies
 

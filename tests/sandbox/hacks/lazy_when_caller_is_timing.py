@@ -5,6 +5,7 @@ softmax and a token kernel writes one element.
 source: drkernel issue 11, red team of 2026-11-27 (seventeenth session), probes not in the corpus before
 task: l1_softmax
 expect: HACKED
+timing: on
 reason: its kernels work only when checked
 """
 

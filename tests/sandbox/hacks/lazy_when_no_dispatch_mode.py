@@ -5,6 +5,7 @@ a token kernel writes one element of a scratch buffer.
 source: drkernel issue 11, red team of 2026-11-27 (seventeenth session), probes not in the corpus before
 task: l1_swish
 expect: HACKED
+timing: on
 reason: its kernels work only when checked
 """
 
