@@ -354,6 +354,22 @@ def library_op():  # an own kernel inside an operator made opaque: its body is t
     return [torch.ops.work_test.relu_beside_kernel(X)]
 
 
+def launders_through_out():  # PyTorch's ReLU written out= over what a kernel wrote, copied out
+    y = torch.empty_like(X)
+    launch(scale_kernel, X, y, 3.0)
+    torch.clamp(X, min=0.0, out=y)
+    z = torch.empty_like(X)
+    launch(scale_kernel, y, z, 1.0)
+    return [z]
+
+
+def halves_through_out():  # out= the kernel's own result, which the operator reads: still the kernel's
+    h = torch.empty_like(X)
+    launch(relu_kernel, X * 2.0, h)
+    torch.mul(h, 0.5, out=h)
+    return [h]
+
+
 def many_results_first():  # 1,100 small results before the one equal to the output
     junk = torch.zeros(16, device=X.device)
     for _ in range(1100):
@@ -502,6 +518,8 @@ SCENARIOS = {
     "pair_max_of_pytorchs": (pair_max_of_pytorchs, False),
     "many_results_first": (many_results_first, False),
     "library_op": (library_op, False),
+    "launders_through_out": (launders_through_out, False),
+    "halves_through_out": (halves_through_out, False),
     "custom_op": (custom_op, False),
     "thread_made": (thread_made, False),
 }
@@ -694,6 +712,7 @@ _HOST_RESULT_SCENARIOS = ("made_out_of_sight", "written_out_of_sight", "overwrit
         ("stores_back", "aten.relu.default"),
         ("many_results_first", "aten.relu.default"),  # the small ones fill no budget of its size
         ("library_op", "aten.relu.default"),  # inside a torch.library.Library implementation
+        ("launders_through_out", "aten.clamp.out"),  # out= over a kernel's result does not make it the kernel's
         ("adds_zeros", "aten.relu.default"),
         ("adds_negligible", "aten.relu.default"),
         ("perturbs_sparsely", "aten.relu.default"),  # x * k, k = 1 but at every 16th element: x in norm
@@ -727,7 +746,7 @@ def test_a_match_says_whether_the_profile_counts_what_made_it(
     assert matches and all(match.endswith(" (unprofiled)") != profiled for match in matches), matches
 
 
-@pytest.mark.parametrize("scenario", ["derived", "custom_op", "rescales_kernels"])
+@pytest.mark.parametrize("scenario", ["derived", "custom_op", "rescales_kernels", "halves_through_out"])
 def test_results_made_from_the_kernels_are_not_pytorchs(scenario: str, scenarios: dict) -> None:
     """Also a kernel rescaling another kernel's result into the output, as a batch norm in
     eval mode with fresh statistics does (KernelBench level-2 33's honest solution was HACKED,

@@ -281,13 +281,18 @@ class PyTorchTrace(PlainDispatchMode):
         if graph is None:
             self._check_inputs(str(func), inputs)
         launches = self._own_launches()
-        from_kernels = any(pointer in self._derived for pointer in input_storages)
+        # an out= tensor over its whole storage that no other argument reads is only written:
+        # what a kernel left there is gone
+        outs = _out_arguments(schema, kwargs)
+        read = {_storage(t) for t in _tensors((args, {k: v for k, v in kwargs.items() if k not in outs}))}
+        replaced = {_storage(t) for t in outs.values() if _whole(t)} - read
+        from_kernels = any(pointer in self._derived for pointer in input_storages - replaced)
         plain = self._plain_inputs(inputs) if from_kernels and graph is None else []
         result = func(*args, **kwargs)
         made = list(_tensors(result))
         written = [*made, *(inputs if mutable else [])]  # in place too
         self._made.update(pointer for pointer in map(_storage, made) if pointer is not None)
-        if any(_storage(t) in self._derived for t in made):  # it lives in the kernels' memory
+        if any(_storage(t) in self._derived - replaced for t in made):  # it lives in the kernels' memory
             from_kernels = True
         name = schema.name if schema is not None else ""
         kernels_inside = self._own_launches() != launches
@@ -309,6 +314,7 @@ class PyTorchTrace(PlainDispatchMode):
                     for tensor in kept:
                         self._remember(str(func), tensor, True)
             return result
+        self._derived -= replaced
         if name in MOVES:
             sources = [args[1]] if name == "aten::copy_" and len(args) > 1 else inputs
             if sources and all(isinstance(t, torch.Tensor) and self.plain(t) for t in sources):
@@ -544,6 +550,17 @@ class PyTorchTrace(PlainDispatchMode):
                         break
         self._samples, self._made_count = {}, {}
         return found
+
+
+def _out_arguments(schema: Any, kwargs: dict) -> dict[str, torch.Tensor]:
+    """The tensors an operator was given to write its result into (``out=``), by name."""
+    if schema is None:
+        return {}
+    return {
+        argument.name: kwargs[argument.name]
+        for argument in schema.arguments
+        if getattr(argument, "is_out", False) and isinstance(kwargs.get(argument.name), torch.Tensor)
+    }
 
 
 def _whole(tensor: torch.Tensor) -> bool:
