@@ -34,7 +34,8 @@ the judge gave it, or PyTorch's copy of one: scaling an input is the whole of so
 the kernels' own results (``Listener.worked``); a copy of anything else (PyTorch's result,
 NumPy's, a thread's) is not, and the trace learns where a copy came from (``Listener.copied``).
 So is a tensor that holds the values of an argument of another size moved whole: a crop, a
-strided slice, a transpose or a broadcast of it (moved.py).
+strided slice, a transpose or a broadcast of it, or rows of a result made in the same call
+taken in any fixed order (moved.py).
 
 The probe's own tensor work runs through ``quiet`` (no dispatch mode, no profiler sees it)
 and with tensor functions and methods captured when this module was imported: a candidate
