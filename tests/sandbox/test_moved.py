@@ -17,6 +17,7 @@ BUFFER = torch.randn(64 * 32 + 1)
 ROWS = torch.randn(64)
 TWICE = torch.randn(2048).repeat(2)
 PADDED = torch.randn(65, 32)
+LARGE = torch.randn(512, 513)  # through float16, its values repeat: located by their neighbours
 SQUARE = torch.randn(64, 64)
 PERMUTATION = torch.randperm(65)[:64]
 INDICES = torch.randint(0, 64, (40,))
@@ -38,6 +39,7 @@ MOVED = {
     "crop of a ReLU (repeated zeros)": (RELU[:64], RELU),
     "crop cast to float16": (X[:, :32].to(torch.float16), X),
     "crop through float16": (X[:, :32].half().float(), X),
+    "crop of a large result through float16": (LARGE[:, :512].half().float(), LARGE),
     "broadcast of rows": (ROWS[:, None].expand(64, 32), ROWS),
     "first half of a doubled result": (TWICE[:2048].view(64, 32), TWICE),
     "rows rolled": (torch.roll(PADDED, 7, 0)[:64], PADDED),

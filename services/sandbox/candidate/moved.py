@@ -14,7 +14,9 @@ neighbour in the same row. Their values (but for values drawn many times, such a
 zeros) are looked up in the argument in one pass over it in chunks, its values rounded to the
 written dtype, or through a 16-bit dtype when every written value survives that round trip;
 those found once there, or else up to MAX_FOUND_TIMES times (at their first or their last
-occurrence), give pairs of (position in the written tensor, position in the argument). The
+occurrence), or else pinned by their neighbour (of the occurrences of two neighbours' values,
+the one pair as far apart as they are: a 16-bit round trip of a large result repeats every
+value), give pairs of (position in the written tensor, position in the argument). The
 written tensor is a moved copy where one affine map (an offset and an integer stride per
 dimension, found by least squares and checked exactly) takes every pair's first to its second,
 or, for an argument made in this call, where each row's pairs share one offset (rows gathered
@@ -105,12 +107,12 @@ def _flat_chunks(tensor: torch.Tensor) -> Iterator[tuple[int, torch.Tensor]]:
 
 def _locate(
     keys: torch.Tensor, source: torch.Tensor, lookup: torch.dtype, dtype: torch.dtype
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]] | None:
     """For each of ``keys`` (sorted, distinct), how often it occurs in ``source`` (its values
     rounded to ``lookup``, then cast to ``dtype``), where it first does and where it last does
-    (flat); None when the keys occur too often or not at all. (No bincount or index_put:
-    CUDA's are not deterministic, and checked calls run with deterministic algorithms,
-    warning at each use.)"""
+    (flat), and every occurrence (values, positions); None when the keys occur too often or
+    not at all. (No bincount or index_put: CUDA's are not deterministic, and checked calls
+    run with deterministic algorithms, warning at each use.)"""
     found, where = [], []
     limit = MAX_MATCHES_PER_DRAWN * bits.numel(keys)
     total = 0
@@ -131,7 +133,7 @@ def _locate(
     last_index = bits.numel(ordered) - 1
     at_first = _take(positions, _take(order, _clamp(first, max=last_index)))
     at_last = _take(positions, _take(order, _clamp(_sub(after, 1), min=0, max=last_index)))
-    return _sub(after, first), at_first, at_last
+    return _sub(after, first), at_first, at_last, (values, positions)
 
 
 def _unravel(flat: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
@@ -238,14 +240,20 @@ def moved_source(
             located = _locate(keys, source, lookup, dtype)
             if located is None:
                 continue
-            counts, at_first, at_last = located
+            counts, at_first, at_last, hits = located
             once = _eq(counts, 1)
             found = _logical_and(_ge(counts, 1), _le(counts, MAX_FOUND_TIMES))
-            for at, usable in ((at_first, once), (at_first, found), (at_last, found)):
-                paired = _logical_and(is_key, _take(usable, key_of))
+            for at, usable in ((at_first, once), (at_first, found), (at_last, found), (None, None)):
+                if at is None or usable is None:  # values repeated too often: pin them by neighbours
+                    pinned = _pinned(drawn, written, is_key, hits)
+                    if pinned is None:
+                        continue
+                    paired, target = pinned
+                else:
+                    paired = _logical_and(is_key, _take(usable, key_of))
+                    target = _masked_select(_take(at, key_of), paired)
                 if int(bits.item(_count(paired))) < MIN_LOCATED:
                     continue
-                target = _masked_select(_take(at, key_of), paired)
                 maps = [_affine_fit(design, paired, target, device)]
                 if made_in_call(argument) and width > 1:
                     maps.append(_rows_fit(drawn, paired, target, width))
@@ -253,6 +261,35 @@ def moved_source(
                     if mapped is not None and _holds(source, mapped, written, finite, lookup, dtype, share):
                         return argument
     return None
+
+
+def _pinned(
+    drawn: torch.Tensor, written: torch.Tensor, is_key: torch.Tensor, hits: tuple[torch.Tensor, torch.Tensor]
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """Positions located through each drawn position's neighbour in its row, for values the
+    argument holds many times (a 16-bit round trip of a large result): of the occurrences of
+    the two values, the one pair that lies as far apart in the argument as the two lie in
+    the written tensor. None when too few pairs tell."""
+    occurrences: dict[float, list[int]] = {}
+    for value, position in zip(bits.values(hits[0]), bits.values(hits[1]), strict=True):
+        occurrences.setdefault(value, []).append(position)
+    positions, values, keyed = bits.values(drawn), bits.values(written), bits.values(is_key)
+    half = len(positions) // 2
+    located: dict[int, int] = {}
+    for first, second in zip(range(half), range(half, 2 * half), strict=True):
+        step = positions[second] - positions[first]
+        if not (keyed[first] and keyed[second]) or step == 0:
+            continue
+        then = set(occurrences.get(values[second], ()))
+        fits = [p for p in occurrences.get(values[first], ()) if p + step in then]
+        if len(fits) == 1:
+            located[first], located[second] = fits[0], fits[0] + step
+    if len(located) < MIN_LOCATED:
+        return None
+    device = bits.device(drawn)
+    paired = _tensor([index in located for index in range(len(positions))], dtype=_bool, device=device)
+    target = _tensor([located[index] for index in sorted(located)], dtype=_int64, device=device)
+    return paired, target
 
 
 def _lookups(written: torch.Tensor, finite: torch.Tensor, dtype: torch.dtype) -> list[torch.dtype]:
