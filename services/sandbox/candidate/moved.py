@@ -235,8 +235,9 @@ def moved_source(
     key_of = _clamp(_searchsorted(keys, written), max=bits.numel(keys) - 1)
     is_key = _logical_and(finite, _eq(_take(keys, key_of), written))
     width = shape[-1] if shape else 1
+    lookups = _lookups(written, finite, dtype)
     for argument, source in candidates:
-        for lookup in _lookups(written, finite, dtype):
+        for lookup in lookups:
             located = _locate(keys, source, lookup, dtype)
             if located is None:
                 continue

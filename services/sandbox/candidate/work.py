@@ -603,6 +603,7 @@ class WorkProbe:
             return "nothing", changed, []
         copies, idle, constant = [], 0, 0
         moved, written = 0, 0  # elements copied from elsewhere, elements of data
+        lazy: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # sources a move would be no work from
         for (tensor, count), mask in zip(changed, masks, strict=True):
             source = _exact_source(tensor, count, unchanged)
             work = False
@@ -610,11 +611,10 @@ class WorkProbe:
                 generator = self._generator_for(bits.device(tensor))
                 source = _rescaled_source(tensor, count, mask, unchanged, generator)
                 if source is None:  # moving the task's data or the kernels' results is work: not looked for
-                    others = [
-                        (other, values)
-                        for other, values in [*((t, t) for t in unchanged), *earlier]
-                        if other is not tensor and not self._listener.worked(other)
-                    ]
+                    if lazy is None:  # asked once per launch: whether a tensor is the task's data reads it
+                        pairs = [*((t, t) for t in unchanged), *earlier]
+                        lazy = [(t, v) for t, v in pairs if not self._listener.worked(t)]
+                    others = [(other, values) for other, values in lazy if other is not tensor]
                     made = self._listener.made_in_call
                     source = moved_source(tensor, count, mask, others, generator, COPY_SHARE, made)
                 work = source is not None and self._listener.worked(source)
