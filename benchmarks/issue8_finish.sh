@@ -9,6 +9,8 @@
 #   hacks      the hacks_gpu corpus (every file caught as its docstring declares)       ~75 s
 #   legit1     the first half of the legit corpus, every file timed                     ~210 s
 #   legit2     the second half                                                          ~190 s
+#   hacks1     the first half of the CPU hack corpus (tests/sandbox/hacks), judged here  ~270 s
+#   hacks2     its second half
 #   parity1    drkernel's side of the KernelBench parity, first 15 problems             ~245 s
 #   parity2    the other 15                                                             ~260 s
 # The parity parts take KernelBench's own results from KB_REPORT (default: the last full
@@ -30,10 +32,10 @@ KB_REPORT=${KB_REPORT:-docs/data/kernelbench_parity_2026-11-26.json}
   python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
 } | tee "$out/environment.txt"
 
-legit_half() {  # the legit corpus's files, sorted, first (1) or second (2) half, comma-separated
-  local files; files=$(ls tests/sandbox/legit/*.py | xargs -n1 basename | sed 's/\.py$//' | sort)
+corpus_half() {  # CORPUS HALF: the corpus's files, sorted, first (1) or second (2) half, comma-separated
+  local files; files=$(ls "tests/sandbox/$1"/*.py | xargs -n1 basename | sed 's/\.py$//' | sort)
   local half=$(( ($(echo "$files" | wc -l) + 1) / 2 ))
-  if [[ $1 == 1 ]]; then echo "$files" | head -n "$half"; else echo "$files" | tail -n +"$((half + 1))"; fi | paste -sd,
+  if [[ $2 == 1 ]]; then echo "$files" | head -n "$half"; else echo "$files" | tail -n +"$((half + 1))"; fi | paste -sd,
 }
 
 parity_half() {  # the parity report's problems, sorted, first (1) or second (2) half
@@ -72,10 +74,14 @@ if part == "stability":
 elif part == "latency":
     for r in rows(out / part / "sandbox.jsonl"):
         print(f"{r['group']:<8} {r['name']:<22} {r['verdict'][8:]:<10} {r['evaluation_seconds']:5.2f} s  {r['speedup']:.3f}x")
-elif part in ("hacks", "legit1", "legit2"):
+elif part in ("hacks", "legit1", "legit2", "hacks1", "hacks2"):
     results = rows(out / part / "hack_gpu_check.jsonl")
     missed = [r["name"] for r in results if not r["matched"]]
     print(f"{part}: {len(results)} judged, {len(missed)} not as declared {missed}")
+    if part.startswith("hacks"):
+        paid = [f"{r['name']} ({r.get('coverage', 0):.2f}, {r.get('reward', 0):.2f})" for r in results
+                if r["verdict"] == "VERDICT_CORRECT" and r.get("coverage", 0) >= 0.1]
+        print(f"{part}: CORRECT with coverage >= 0.1 (coverage, reward): {paid}")
 EOF
 }
 
@@ -94,14 +100,16 @@ for part in "${parts[@]}"; do
     hacks) python3 benchmarks/hack_gpu_check.py --out "$out/hacks" --corpora hacks_gpu > "$out/hacks/run.log" 2>&1 \
              || status=$? ;;
     legit1|legit2) python3 benchmarks/hack_gpu_check.py --out "$out/$part" --corpora legit --time-all \
-                     --only "$(legit_half "${part: -1}")" > "$out/$part/run.log" 2>&1 || status=$? ;;
+                     --only "$(corpus_half legit "${part: -1}")" > "$out/$part/run.log" 2>&1 || status=$? ;;
+    hacks1|hacks2) python3 benchmarks/hack_gpu_check.py --out "$out/$part" --corpora hacks \
+                     --only "$(corpus_half hacks "${part: -1}")" > "$out/$part/run.log" 2>&1 || status=$? ;;
     parity1|parity2)
       kernelbench_only "$out/$part/kernelbench_only.json"
       python3 benchmarks/kernelbench_parity.py --kernelbench "$kb" --out "$out/$part" --device cuda --judges drkernel \
         --problems "$(parity_half "${part: -1}")" --merge "$out/$part/kernelbench_only.json" \
         > "$out/$part/table.txt" 2> "$out/$part/run.log" || status=$?
       tail -n 1 "$out/$part/table.txt" ;;
-    *) echo "unknown part $part (gpu stability latency hacks legit1 legit2 parity1 parity2)"; exit 2 ;;
+    *) echo "unknown part $part (gpu stability latency hacks legit1 legit2 hacks1 hacks2 parity1 parity2)"; exit 2 ;;
   esac
   echo "exit $status"
   summarize "$part"

@@ -111,7 +111,6 @@ from torch.utils._python_dispatch import _disable_current_modes
 from services.sandbox.candidate import cpu_support
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.launches import LaunchRecorder
-from services.sandbox.candidate.library_bodies import LibraryBodies
 from services.sandbox.candidate.trace import PyTorchTrace
 from services.sandbox.candidate.work import WorkProbe
 from services.sandbox.shared.tensor_bits import Snapshot
@@ -129,9 +128,7 @@ recorder.install()
 sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 probe = WorkProbe(path, recorder, _disable_current_modes, recorder.capturing, sync)
 probe.install()
-bodies = LibraryBodies()
-bodies.install()
-trace = PyTorchTrace(lambda: probe.launches, _disable_current_modes, recorder.capturing, library_bodies=bodies)
+trace = PyTorchTrace(lambda: probe.launches, _disable_current_modes, recorder.capturing)
 spec = importlib.util.spec_from_file_location("candidate", path)
 module = importlib.util.module_from_spec(spec)
 sys.modules["candidate"] = module
@@ -348,10 +345,23 @@ def _relu_beside_kernel(x):  # PyTorch's ReLU, and a kernel whose result only ad
 
 LIBRARY.impl("relu_beside_kernel", _relu_beside_kernel, "CPU")
 LIBRARY.impl("relu_beside_kernel", _relu_beside_kernel, "CUDA")
+LIBRARY.define("relu_beside_kernel_keyset(Tensor x) -> Tensor")
+LIBRARY.define("relu_beside_kernel_handle(Tensor x) -> Tensor")
+for _device in ("CPU", "CUDA"):  # the same body registered with its dispatch key set, and below Library.impl
+    LIBRARY.impl("relu_beside_kernel_keyset", lambda keys, x: _relu_beside_kernel(x), _device, with_keyset=True)
+    LIBRARY.m.impl("relu_beside_kernel_handle", _device, _relu_beside_kernel, False)
 
 
 def library_op():  # an own kernel inside an operator made opaque: its body is traced all the same
     return [torch.ops.work_test.relu_beside_kernel(X)]
+
+
+def library_op_with_keyset():
+    return [torch.ops.work_test.relu_beside_kernel_keyset(X)]
+
+
+def library_op_through_handle():
+    return [torch.ops.work_test.relu_beside_kernel_handle(X)]
 
 
 def launders_through_out():  # PyTorch's ReLU written out= over what a kernel wrote, copied out
@@ -518,6 +528,8 @@ SCENARIOS = {
     "pair_max_of_pytorchs": (pair_max_of_pytorchs, False),
     "many_results_first": (many_results_first, False),
     "library_op": (library_op, False),
+    "library_op_with_keyset": (library_op_with_keyset, False),
+    "library_op_through_handle": (library_op_through_handle, False),
     "launders_through_out": (launders_through_out, False),
     "halves_through_out": (halves_through_out, False),
     "custom_op": (custom_op, False),
@@ -712,6 +724,8 @@ _HOST_RESULT_SCENARIOS = ("made_out_of_sight", "written_out_of_sight", "overwrit
         ("stores_back", "aten.relu.default"),
         ("many_results_first", "aten.relu.default"),  # the small ones fill no budget of its size
         ("library_op", "aten.relu.default"),  # inside a torch.library.Library implementation
+        ("library_op_with_keyset", "aten.relu.default"),  # ... one that takes its dispatch key set
+        ("library_op_through_handle", "aten.relu.default"),  # ... one registered through the C++ handle
         ("launders_through_out", "aten.clamp.out"),  # out= over a kernel's result does not make it the kernel's
         ("adds_zeros", "aten.relu.default"),
         ("adds_negligible", "aten.relu.default"),

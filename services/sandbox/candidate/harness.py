@@ -38,7 +38,6 @@ from services.sandbox.candidate.integrity import IntegrityWatch, OperatorRecordi
 from services.sandbox.candidate.introspection import IntrospectionGuard
 from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.launches import LaunchRecorder
-from services.sandbox.candidate.library_bodies import LibraryBodies
 from services.sandbox.candidate.streams import StreamWatch
 from services.sandbox.candidate.trace import PyTorchTrace
 from services.sandbox.candidate.triton_warm_up import warm_up_triton
@@ -117,8 +116,6 @@ class Harness:
         self.interpreter.install()
         self.recording = OperatorRecording()
         self.recording.install()
-        self.library_bodies = LibraryBodies()
-        self.library_bodies.install()
         self.introspection = IntrospectionGuard()
         self.recorder = LaunchRecorder(self.own_file, self.interpreter.last_stored_bytes, self.kernel_code)
         self.recorder.install()
@@ -139,7 +136,6 @@ class Harness:
             self.quiet,
             self.recorder.capturing,
             unwatched=lambda: self.recorder.own_launches() > self.probe.launches,
-            library_bodies=self.library_bodies,
         )
         self.clock = Clock(device, l2_flush_bytes)
         self._sleep = time.sleep
@@ -161,7 +157,6 @@ class Harness:
         self.watch = IntegrityWatch(
             extra=lambda: {
                 **self.recorder.current_patches(),
-                **self.library_bodies.current_patches(),
                 **self.interpreter.current_patches(),
                 **self.recording.current_patches(),
                 **(self.kernel_code.current_patches() if self.kernel_code is not None else {}),

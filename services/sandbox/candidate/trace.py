@@ -7,15 +7,20 @@ all the same. This trace, a TorchDispatchMode active during every checked call, 
 what PyTorch computed on its own. A tensor is *derived* when launches of the candidate's own
 kernels changed a quarter of it or more (the work probe says so), when an operator that had
 a derived input made it, or when one of the candidate's kernels ran inside the operator that
-made it (an operator whose body the trace cannot see; a custom op written in Python,
-``torch.library.custom_op`` or ``triton_op``, is traced inside, operator by operator, so that
-PyTorch's work in it is seen as such); but a result that equals one of its operator's non-derived inputs
-stays PyTorch's (the kernels' part was negligible, as when adding zeros). Every other result
+made it; but a result that equals one of its operator's non-derived inputs stays PyTorch's
+(the kernels' part was negligible, as when adding zeros). Every other result
 is PyTorch's own work, and its values at a fixed set of random positions are remembered as
 they were made. When forward returns, a remembered tensor whose values equal an output's at
 every position (with a loose tolerance, the output not constant there) is reported; the
 judge confirms it against the reference with its own tolerance (judge/work.py), and a
 confirmed one means PyTorch computed that output before or without the kernels.
+
+An operator outside ATen (``torch.library.custom_op``, ``triton_op``, ``Library.impl`` with
+or without a key set, a C++ registration) is opened: the trace calls its implementation for
+the inputs' device directly, below the dispatch mode, with the mode pushed again, so that every
+operator its body runs is traced like the forward's own. Where the body is written in Python
+the dispatcher holds it out of Python's reach; opening the operator from the dispatcher finds
+it however it was registered.
 
 A kernel's write that is only a copy of another argument, rescaled or not (the work probe
 says so), is derived only when its source is. The task's data (the forward's inputs, as long
@@ -50,7 +55,6 @@ from torch.utils._pytree import tree_leaves
 
 from services.sandbox.candidate.captured import CapturedLaunch, CapturedOperator, CapturedWork, captured_work
 from services.sandbox.candidate.dispatch_mode import PlainDispatchMode
-from services.sandbox.candidate.library_bodies import LibraryBodies
 from services.sandbox.shared import tensor_bits as bits
 from services.sandbox.shared.tensor_bits import Snapshot
 from services.sandbox.wire.judge_candidate import PyTorchMatch
@@ -77,6 +81,17 @@ _isnan = torch.isnan
 _logical_or = torch.logical_or
 _logical_and = torch.logical_and
 _float64 = torch.float64
+_dispatch_keys = torch._C._dispatch_keys
+_has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+_has_computed_kernel = torch._C._dispatch_has_computed_kernel_for_dispatch_key
+_device_key = torch._C._dispatch_key_for_device
+_BACKEND_SELECT = torch._C.DispatchKeySet(torch._C.DispatchKey.BackendSelect)
+_redispatch = torch._ops.OpOverload.redispatch
+_OpOverload = torch._ops.OpOverload
+_operator_name = torch._ops.OpOverload.name
+# The keys an operator's implementations sit under once the dispatch mode has seen it
+_BELOW_MODE = torch._C._dispatch_keyset_full_after(torch._C.DispatchKey.Python)
+_BUILT_IN = ("aten", "prims")  # namespaces whose operators are PyTorch's own
 
 SAMPLE_POSITIONS = 1024
 MIN_ELEMENTS = 16  # smaller outputs coincide too easily
@@ -165,10 +180,8 @@ class PyTorchTrace(PlainDispatchMode):
         quiet: Callable[[], AbstractContextManager[None]],
         capturing: Callable[[], Any],
         unwatched: Callable[[], bool] = lambda: False,
-        library_bodies: LibraryBodies | None = None,
     ) -> None:
         super().__init__()
-        self._library_bodies = library_bodies
         self._own_launches = own_launches
         self._unwatched = unwatched
         self._quiet = quiet
@@ -270,10 +283,10 @@ class PyTorchTrace(PlainDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         inputs = list(_tensors((args, kwargs)))
-        body = _python_body(func, inputs, self._library_bodies)
-        if body is not None:  # an operator written in Python: trace what it runs, operator by operator
+        keys = _implementation_keys(func, inputs)
+        if keys is not None:  # an operator outside ATen: trace what its body runs, operator by operator
             with self:
-                return body(*args, **kwargs)
+                return _redispatch(func, keys, *args, **kwargs)
         input_storages = {pointer for pointer in map(_storage, inputs) if pointer is not None}
         schema = getattr(func, "_schema", None)
         mutable = schema is None or schema.is_mutable  # an operator without a schema may write anything
@@ -569,26 +582,22 @@ def _whole(tensor: torch.Tensor) -> bool:
     return held is not None and bits.numel(tensor) * bits.element_size(tensor) >= held[1]
 
 
-def _python_body(
-    func: Any, inputs: list[torch.Tensor], library_bodies: LibraryBodies | None
-) -> Callable[..., Any] | None:
-    """The Python function behind a custom operator (``torch.library.custom_op``,
-    ``triton_op``, or one implemented through ``torch.library.Library.impl``) for the inputs'
-    device, or None for ATen's operators and any other."""
-    if getattr(func, "namespace", "aten") in ("aten", "prims"):
+def _implementation_keys(func: Any, inputs: list[torch.Tensor]) -> Any:
+    """The dispatch keys under which an operator outside ATen has its implementation for these
+    inputs (to call it below the dispatch mode), or None for PyTorch's own operators, operators
+    without tensor inputs or without an implementation there (they run as called), and anything
+    that is not an operator overload."""
+    if not isinstance(func, _OpOverload) or func.namespace in _BUILT_IN or not inputs:
         return None
-    device = bits.device(inputs[0]).type if inputs else None
-    try:
-        from torch._library.custom_ops import _maybe_get_opdef
-
-        name = func._schema.name
-        definition = _maybe_get_opdef(name)
-    except (ImportError, AttributeError, RuntimeError):
+    keys = _dispatch_keys(inputs[0])
+    for tensor in inputs[1:]:
+        keys = keys | _dispatch_keys(tensor)
+    name = _operator_name(func)
+    if _has_kernel(name, torch._C.DispatchKey.BackendSelect):  # a key no tensor carries
+        return (keys | _BACKEND_SELECT) & _BELOW_MODE
+    if not _has_computed_kernel(name, _device_key(bits.device(inputs[0]).type)):
         return None
-    if definition is None:
-        return library_bodies.body(name, device) if library_bodies is not None else None
-    body = definition._backend_fns.get(device) or definition._init_fn
-    return body if callable(body) else None
+    return keys & _BELOW_MODE
 
 
 def _close(values: torch.Tensor, wanted: torch.Tensor, tolerance: float) -> bool:

@@ -1,8 +1,7 @@
-"""GEMM + bias + ReLU inside an operator whose Python body is registered through the wrapped
-Library.impl, but at the BackendSelect dispatch key (below the Python key, always in the
-dispatch set): library_bodies.body() looks only under CPU/CUDA and the Composite keys, so
-the trace finds no body and treats the operator as opaque. A kernel squares the weight
-inside; (kernel W^2 - torch W^2).mean() (zero) is added.
+"""GEMM + bias + ReLU inside an operator whose Python body is registered through
+Library.impl at the BackendSelect dispatch key (below the Python key, in no tensor's key set:
+the dispatcher adds it). A kernel squares the weight inside; (kernel W^2 - torch W^2).mean()
+(zero) is added.
 
 source: drkernel issue 11, second red team of 2026-11-27 (seventeenth session), probes not in the corpus before
 task: l2_gemm_bias_relu
