@@ -23,7 +23,7 @@ from services.sandbox.judge.memory import is_out_of_memory
 from services.sandbox.judge.stages import Ended, NotJudged, Stop
 from services.sandbox.shared.clock import sample_values
 from services.sandbox.shared.evaluation import RuntimeStats, TimingReport, Verdict
-from services.sandbox.wire.judge_candidate import CandidateFailed, RunSpec
+from services.sandbox.wire.judge_candidate import CandidateFailed, LaunchRecord, RunSpec
 
 if TYPE_CHECKING:
     from services.sandbox.judge.funnel import Evaluation
@@ -206,8 +206,7 @@ class TimingStage:
                         raise Stop(Verdict.RUNTIME_ERROR, f"during timing: {error}") from error
                     self.evaluation.check_tampering(result.tampered)
                     if not graph:  # a replayed graph launches nothing from Python: its capture was checked
-                        self.evaluation.check_launches(result.launches, f"timed run {trial}")
-                        self.evaluation.check_timed_work(result.launches, calls, f"timed run {trial}")
+                        self._check_work(result.launches, calls, f"timed run {trial}")
                     cand_stream, cand_late = result.stream_us, result.late_us
                     self.reruns += result.reruns
             self._check_sample(f"timed run {trial}", self._sample_candidate(len(timed.outputs)), timed.outputs)
@@ -254,6 +253,11 @@ class TimingStage:
         if cuda:
             self._check_own_kernel_time(candidate.median_us)
         return reference.median_us / candidate.median_us if candidate.median_us > 0 else 0.0
+
+    def _check_work(self, launches: Sequence[LaunchRecord], calls: int, where: str) -> None:
+        """Timed calls' launches: their kernels did work, and per call as much as in the checked calls."""
+        self.evaluation.check_launches(launches, where)
+        self.evaluation.check_timed_work(launches, calls, where)
 
     def _check_own_kernel_time(self, median_us: float) -> None:
         """A timed call cannot take less than one launch of its slowest own kernel did in a
@@ -344,8 +348,7 @@ class TimingStage:
             result = self.candidate.time_trial(self.evaluation.spec(inputs=inputs[index]), calls, graph=graph)
             self.evaluation.check_tampering(result.tampered)
             if not graph:
-                self.evaluation.check_launches(result.launches, f"trial {len(trials)} timed alone")
-                self.evaluation.check_timed_work(result.launches, calls, f"trial {len(trials)} timed alone")
+                self._check_work(result.launches, calls, f"trial {len(trials)} timed alone")
             self.reruns += result.reruns
             trials.append(_TimedAlone(result.stream_us, result.late_us, self._sample_candidate(calls)))
         self._check_late(statistics.median(t.late_us for t in trials))
@@ -395,8 +398,7 @@ class TimingStage:
         captured = self.candidate.capture_graph(spec, calls)
         if captured.error:
             return False
-        self.evaluation.check_launches(captured.launches, "the calls captured for timing")
-        self.evaluation.check_timed_work(captured.launches, calls, "the calls captured for timing")
+        self._check_work(captured.launches, calls, "the calls captured for timing")
         self.evidence.stop_if_any()
         return not self.reference.capture_graph(spec, calls)
 
