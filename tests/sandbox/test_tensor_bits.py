@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from services.sandbox.candidate.integrity import IntegrityWatch
+from services.sandbox.candidate.integrity import IntegrityWatch, LibraryCode
 from services.sandbox.shared import tensor_bits
 from services.sandbox.shared.tensor_bits import Snapshot
 from services.sandbox.wire.tensors import pack_tensors, unpack_tensors
@@ -102,4 +102,20 @@ def test_a_method_replaced_on_an_instrument_object_is_tampering():
     instrument.ask = lambda: "forged"  # type: ignore[method-assign]
     assert "Instrument.ask" in watch.changed()
     del instrument.ask
+    assert watch.changed() == []
+
+
+def test_a_replaced_numpy_or_interpreter_function_is_tampering(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Triton's CPU interpreter computes with both: replacing InterpreterBuilder.create_exp made a
+    # kernel written as exp return GELU under the interpreter only
+    import numpy as np
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    library = LibraryCode(interpreted=True)
+    watch = IntegrityWatch(extra=library.current_patches)
+    assert watch.changed() == []
+    monkeypatch.setattr(InterpreterBuilder, "create_exp", lambda self, arg: arg)
+    monkeypatch.setattr(np, "sqrt", lambda value: value)
+    assert watch.changed() == ["numpy.sqrt", "triton.runtime.interpreter.InterpreterBuilder.create_exp"]
+    monkeypatch.undo()
     assert watch.changed() == []

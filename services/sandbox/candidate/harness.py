@@ -34,7 +34,7 @@ from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.candidate.import_check import ImportCheck
-from services.sandbox.candidate.integrity import IntegrityWatch, OperatorRecording
+from services.sandbox.candidate.integrity import IntegrityWatch, LibraryCode, OperatorRecording
 from services.sandbox.candidate.introspection import IntrospectionGuard
 from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.launches import LaunchRecorder
@@ -154,8 +154,10 @@ class Harness:
             # about 5 s longer when that happened in it): here, in the warm pool and before the
             # integrity baseline, since their import re-wraps a few torch functions.
             importlib.import_module("torch._inductor.config")
+        self.library_code = LibraryCode(interpreted=device.type == "cpu")
         self.watch = IntegrityWatch(
             extra=lambda: {
+                **self.library_code.current_patches(),
                 **self.recorder.current_patches(),
                 **self.interpreter.current_patches(),
                 **self.recording.current_patches(),
@@ -172,6 +174,11 @@ class Harness:
                 "IntrospectionGuard": self.introspection,
                 "InterpreterMonitor": self.interpreter,
                 **({"KernelCode": self.kernel_code} if self.kernel_code is not None else {}),
+                **(
+                    {"interpreter_builder": importlib.import_module("triton.runtime.interpreter").interpreter_builder}
+                    if device.type == "cpu"
+                    else {}
+                ),
             },
         )
         self._share = device.type == "cuda" and cuda_share.available()

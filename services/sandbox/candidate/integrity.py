@@ -214,6 +214,41 @@ class IntegrityWatch:
         )
 
 
+class LibraryCode:
+    """The functions candidate kernels' results pass through below PyTorch: NumPy's (Triton's
+    CPU interpreter computes with them, and the judge's bounds and libdevice use them) and, on
+    CPU, the interpreter's own classes and functions (what ``tl.exp`` runs there: a red-team
+    probe replaced ``InterpreterBuilder.create_exp`` with a GELU, so that a kernel written as
+    ``exp`` was correct under the interpreter only). Their names are fixed when this is made,
+    before candidate code runs; ``current_patches`` gives what those names hold now, read from
+    the owners' own dictionaries (a class method read through ``getattr`` is a new object at
+    each read)."""
+
+    def __init__(self, interpreted: bool) -> None:
+        import numpy
+
+        owners: list[tuple[str, Any]] = [("numpy", numpy)]
+        if interpreted:
+            from triton.runtime import interpreter
+
+            owners.append(("triton.runtime.interpreter", interpreter))
+            owners += [
+                (f"triton.runtime.interpreter.{name}", value)
+                for name, value in vars(interpreter).items()
+                if isinstance(value, type) and value.__module__ == interpreter.__name__
+            ]
+        self._places = [
+            (f"{label}.{name}", vars(owner), name)
+            for label, owner in owners
+            for name, value in vars(owner).items()
+            if callable(value) or isinstance(value, (staticmethod, classmethod))
+        ]
+
+    def current_patches(self) -> dict[str, Any]:
+        """What each watched name holds now."""
+        return {label: namespace.get(name, _MISSING) for label, namespace, name in self._places}
+
+
 class OperatorRecording:
     """Keeps PyTorch's operator recording on: profiles (the coverage on CPU) see an operator only
     while it is recorded, and ``torch.autograd._enable_record_function(False)`` would hide the
