@@ -80,6 +80,7 @@ class Behaviour:
     pytorch_outputs: tuple[int, ...] = (0,)  # the outputs such a result is reported for
     pytorch_profiled: bool = True  # made by a PyTorch operator (not from NumPy, not out of sight)
     unseen: bool = False  # reports an output nothing it traced wrote
+    outside: tuple[str, ...] = ()  # reports data made out of the trace's sight
     lost_at_run: bool = False
     exact_zeros: bool = False  # outputs of exactly 0 in place of the reference's
     bypasses_probe: bool = False  # its kernels run without the harness asking whether to knock them out
@@ -169,6 +170,7 @@ class FakeCandidate:
             ],
             pytorch_matches=matches if self.behaviour.pytorch_result is not None and not knocked else [],
             unseen_outputs=[0] if self.behaviour.unseen else [],
+            outside=list(self.behaviour.outside),
             output_strides=[list(t.stride()) for t in outputs],
         )
         return CandidateRun(outputs, result, frozenset(asked))
@@ -476,6 +478,17 @@ def test_an_honest_kernel_keeps_its_coverage(tmp_path: Path) -> None:
     assert judgement.verdict == Verdict.CORRECT, judgement.error
     assert judgement.coverage == pytest.approx(0.75)
     assert judgement.profile is not None and judgement.profile.note == ""
+
+
+def test_data_made_out_of_sight_leaves_coverage_at_zero_with_the_reason(tmp_path: Path) -> None:
+    """NumPy made what the kernel finished: that work is neither traced nor profiled, so the
+    kernel's share of the profiled time says nothing of its share of the work."""
+    used = "a launch of its kernels used a tensor of 6144 elements made out of its sight"
+    judgement, _ = judge(tmp_path, Behaviour(outside=(used,)), profile=True)
+    assert judgement.verdict == Verdict.CORRECT, judgement.error
+    assert judgement.coverage == 0.0
+    assert judgement.profile is not None and used in judgement.profile.note
+    assert "made out of the judge's sight" in judgement.profile.note
 
 
 TWO_OUTPUTS = """

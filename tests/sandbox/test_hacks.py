@@ -78,8 +78,10 @@ def test_lazy_kernel_is_correct_but_its_profile_shows_the_bottleneck_in_pytorch(
     assert [k.name for k in response.triton_kernels] and all(k.programs > 0 for k in response.triton_kernels)
     assert response.coverage < 0.5
     heaviest = response.profile.kernels[0]
-    # the bottleneck is PyTorch's, or a kernel of its own that the profile's note discounts
-    assert (not heaviest.is_candidate and heaviest.name.startswith("aten::")) or heaviest.name in response.profile.note
+    # the bottleneck is PyTorch's, or a kernel of its own that the profile's note discounts, or
+    # the work was done where the profile cannot see (the note says so)
+    discounted = heaviest.name in response.profile.note or "out of the judge's sight" in response.profile.note
+    assert (not heaviest.is_candidate and heaviest.name.startswith("aten::")) or discounted
 
 
 @pytest.mark.heavy

@@ -111,7 +111,7 @@ from torch.utils._python_dispatch import _disable_current_modes
 from services.sandbox.candidate import cpu_support
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.launches import LaunchRecorder
-from services.sandbox.candidate.trace import PyTorchTrace
+from services.sandbox.candidate.trace import PyTorchTrace, held_tensors
 from services.sandbox.candidate.work import WorkProbe
 from services.sandbox.shared.tensor_bits import Snapshot
 
@@ -142,7 +142,7 @@ for name, (forward, knock_out) in module.SCENARIOS.items():
         asked.append(kernel)
         return "values" if knock_out is True else (knock_out or None)
     recorder.take()
-    trace.begin([(module.X, Snapshot(module.X))])  # the forward's input
+    trace.begin([(module.X, Snapshot(module.X))], held_tensors([module]))  # the input; what it holds
     with trace, probe.armed(order, trace):
         outputs = forward()
     own = [launch for launch in recorder.take() if launch.own]
@@ -156,6 +156,7 @@ for name, (forward, knock_out) in module.SCENARIOS.items():
             for m in trace.matches(outputs)
         }),
         "unseen": trace.unseen(outputs),
+        "outside": trace.outside(),
         "right": bool(torch.allclose(outputs[0], module.expected(name), atol=1e-2, rtol=1e-2)),
         "zeros": bool((outputs[0] == 0).all()),
     }
@@ -167,6 +168,7 @@ import gc
 import os
 import threading
 
+import numpy as np
 import torch
 import triton
 import triton.language as tl
@@ -419,6 +421,37 @@ def overwritten_out_of_sight():
     return [host.to(X.device)]
 
 
+TABLE = torch.randn(64, 32).to(X.device)  # held from before the call, 2048 elements (more than X's 256)
+HOST_TABLE = torch.zeros(64, 32)  # the same on the host, where NumPy can write it
+
+
+def numpy_result_finished():  # NumPy's ReLU of 2048 values, of which a kernel copies X's share
+    values = X.cpu().numpy().clip(min=0)
+    host = torch.from_numpy(np.tile(values, (8, 1)))  # no operator made it
+    y = torch.empty_like(X)
+    launch(scale_kernel, host.to(X.device), y, 1.0)
+    return [y]
+
+
+def table_held_and_read():  # a table held from before the call, read unchanged: nothing out of sight
+    y = torch.empty_like(X)
+    launch(relu_kernel, X, y)
+    return [y + TABLE[:8] * 0.0]
+
+
+def table_held_and_rewritten():  # NumPy writes a table held from before the call, which is then used
+    y = torch.empty_like(X)
+    launch(relu_kernel, X, y)
+    HOST_TABLE.numpy()[:8] = X.cpu().numpy().clip(min=0)
+    return [(HOST_TABLE[:8].to(X.device) + y) - y]
+
+
+def pytorch_made_large():  # PyTorch makes 2048 values that a kernel reads: in sight
+    y = torch.empty_like(X)
+    launch(relu_kernel, torch.cat([X] * 8), y)
+    return [y]
+
+
 def pytorch_writes_a_few():
     y = torch.empty_like(X)
     launch(relu_kernel, X, y)
@@ -522,6 +555,10 @@ SCENARIOS = {
     "written_out_of_sight": (written_out_of_sight, False),
     "overwritten_out_of_sight": (overwritten_out_of_sight, False),
     "pytorch_writes_a_few": (pytorch_writes_a_few, False),
+    "numpy_result_finished": (numpy_result_finished, False),
+    "table_held_and_read": (table_held_and_read, False),
+    "table_held_and_rewritten": (table_held_and_rewritten, False),
+    "pytorch_made_large": (pytorch_made_large, False),
     "copies_all_but_one": (copies_all_but_one, False),
     "crops_pytorchs_padded": (crops_pytorchs_padded, False),
     "transposes_pytorchs_from_bigger": (transposes_pytorchs_from_bigger, False),
@@ -591,6 +628,7 @@ def test_an_honest_kernel_wrote_data_and_pytorch_made_nothing_equal_to_the_outpu
         "knocked_out": 0,
         "matches": [],
         "unseen": [],
+        "outside": [],
         "right": True,
         "zeros": False,
     }
@@ -716,6 +754,26 @@ def _gpu_gap(request: pytest.FixtureRequest, scenario: str) -> None:
 
 
 _HOST_RESULT_SCENARIOS = ("made_out_of_sight", "written_out_of_sight", "overwritten_out_of_sight")
+
+
+@pytest.mark.parametrize(
+    ("scenario", "how"),
+    [
+        ("numpy_result_finished", "made"),
+        ("table_held_and_rewritten", "written"),
+        ("table_held_and_read", None),  # held from before the call, unchanged
+        ("pytorch_made_large", None),
+    ],
+)
+def test_data_made_out_of_the_traces_sight_is_reported(scenarios: dict, scenario: str, how: str | None) -> None:
+    """The work that made data NumPy (or another process) handed to forward is neither traced
+    nor profiled: the judge leaves coverage at 0 for it (judge/work.py)."""
+    outside = scenarios[scenario]["outside"]
+    assert scenarios[scenario]["right"]
+    if how is None:
+        assert outside == []
+    else:
+        assert outside and f"elements {how} out of its sight" in outside[0], outside
 
 
 @pytest.mark.parametrize(

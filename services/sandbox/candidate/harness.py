@@ -39,7 +39,7 @@ from services.sandbox.candidate.introspection import IntrospectionGuard
 from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.launches import LaunchRecorder
 from services.sandbox.candidate.streams import StreamWatch
-from services.sandbox.candidate.trace import PyTorchTrace
+from services.sandbox.candidate.trace import PyTorchTrace, held_tensors
 from services.sandbox.candidate.triton_warm_up import warm_up_triton
 from services.sandbox.candidate.work import Replacement, WorkProbe
 from services.sandbox.shared import tensor_bits
@@ -309,7 +309,9 @@ class Harness:
         except torch.OutOfMemoryError as error:
             raise CandidateFailed("resources", f"remembering the inputs ran out of device memory: {error}") from error
         self.recorder.take()
-        self.trace.begin((inputs[i], snapshot) for i, snapshot in pristine.items())
+        self.trace.begin(
+            ((inputs[i], snapshot) for i, snapshot in pristine.items()), held_tensors([model, self.module])
+        )
         self._set_deterministic(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
         try:
@@ -376,6 +378,7 @@ class Harness:
             ],
             pytorch_matches=matches,
             unseen_outputs=unseen,
+            outside=self.trace.outside(),
             output_strides=[list(o.stride()) for o in outputs],
             modified_inputs=modified,
         )

@@ -45,9 +45,11 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from types import FunctionType, ModuleType
 from typing import Any
 
 import torch
@@ -100,6 +102,14 @@ MIN_ELEMENTS = 16  # smaller outputs coincide too easily
 # and the one that equalled the output went unremembered)
 MAX_SAMPLED = 1024
 MAX_MATCHES_PER_OUTPUT = 4
+MAX_OUTSIDE = 8  # uses of data made out of sight described per call
+# Data made out of sight counts as work done there from this size on, in a floating-point
+# dtype: a forward may build small tables or integer indices from Python lists
+# (torch.tensor), which the dispatcher shows as NumPy's results are shown.
+OUTSIDE_ELEMENTS = 256
+# How far the tensors a candidate holds from before a call are looked for (held_tensors)
+HELD_DEPTH = 6
+HELD_OBJECTS = 20_000
 DERIVED_SHARE = 4  # a storage is the kernels' once they changed 1/DERIVED_SHARE of it
 NEGLIGIBLE = 1e-3  # a result this close to a PyTorch input owes nothing to the kernels' results
 # ... nor one this close in norm (relative L2, the judge's float32 bound): a few elements
@@ -196,19 +206,28 @@ class PyTorchTrace(PlainDispatchMode):
         self._generator: dict[torch.device, torch.Generator] = {}
         self._plain: dict[int, tuple[torch.Tensor, Snapshot]] = {}  # storage -> the task's data there
         self._foreign: set[int] = set()  # storages of this call's tensors that nothing the trace saw made
+        self._kept: set[int] = set()  # storages the forward found when it began (weights, tables)
+        self._outside: list[str] = []  # data this call used that was made or written out of sight
         # storage -> (tensor, positions, values there) as the trace last saw them written
         self._contents: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
-    def begin(self, inputs: Iterable[tuple[torch.Tensor, Snapshot]] = ()) -> None:
+    def begin(self, inputs: Iterable[tuple[torch.Tensor, Snapshot]] = (), kept: Iterable[torch.Tensor] = ()) -> None:
         """Starts a call whose forward inputs are ``inputs``, each with a snapshot of what the
-        judge gave (it stays the task's data only while it holds that)."""
+        judge gave (it stays the task's data only while it holds that); ``kept`` are the
+        tensors the candidate holds from before the call (its weights, buffers and tables),
+        whose values are noted now."""
         self._derived, self._written, self._made, self._samples, self._positions = set(), {}, set(), {}, {}
         self._made_count = {}
-        self._plain, self._foreign, self._contents = {}, set(), {}
+        self._plain, self._foreign, self._contents, self._kept, self._outside = {}, set(), {}, set(), []
         for tensor, snapshot in inputs:
             pointer = _storage(tensor)
             if pointer is not None:
                 self._plain[pointer] = (tensor, snapshot)
+        for tensor in kept:
+            pointer = _storage(tensor)
+            if pointer is not None and pointer not in self._plain and pointer not in self._kept:
+                self._kept.add(pointer)
+                self._refresh(tensor)
 
     def written(self, writes: Iterable[tuple[torch.Tensor, int]]) -> None:
         """Hears that the candidate's kernels changed ``count`` elements of each tensor: its
@@ -399,14 +418,22 @@ class PyTorchTrace(PlainDispatchMode):
         the trace cannot see, NumPy through ``torch.frombuffer`` or another thread, or kept
         from before, a weight or a table), or one whose values changed since the trace last
         saw it written (NumPy or ctypes writing into memory PyTorch allocated). One that
-        equals an output means the output was computed out of sight."""
+        equals an output means the output was computed out of sight. Each but a kept one
+        unchanged since the call began is also work done out of sight (``outside``)."""
         for tensor in inputs:
             pointer = _storage(tensor)
             if pointer is None or pointer in self._plain:
                 continue
             known = pointer in self._made or pointer in self._written or pointer in self._foreign
-            if known and not self._changed(pointer):
+            kept = pointer in self._kept and not known
+            changed = self._changed(pointer)
+            if known and not changed:
                 continue
+            sizeable = bits.numel(tensor) >= OUTSIDE_ELEMENTS and bits.is_floating_point(tensor)
+            if (changed or not kept) and sizeable and len(self._outside) < MAX_OUTSIDE:
+                how = "written" if changed else "made"
+                size = bits.numel(tensor)
+                self._outside.append(f"{operator} used a tensor of {size} elements {how} out of its sight")
             self._derived.discard(pointer)  # what the kernels wrote there is gone
             self._foreign.add(pointer)
             self._refresh(tensor)
@@ -510,6 +537,13 @@ class PyTorchTrace(PlainDispatchMode):
         else:
             kept[slot] = sample
 
+    def outside(self) -> list[str]:
+        """What this call used that was made or written out of the trace's sight: not by
+        PyTorch's operators or the candidate's kernels (NumPy, another process or thread),
+        and not held from before the call unchanged. The work that made it is neither traced
+        nor profiled."""
+        return list(self._outside)
+
     def unseen(self, outputs: list[Any]) -> list[int]:
         """The outputs that neither the candidate's kernels nor any operator of this call
         wrote, or that changed since they last did: computed where the trace cannot see
@@ -580,6 +614,51 @@ def _whole(tensor: torch.Tensor) -> bool:
     """Whether the tensor covers every byte of its storage."""
     held = bits.storage(tensor)
     return held is not None and bits.numel(tensor) * bits.element_size(tensor) >= held[1]
+
+
+def held_tensors(roots: Iterable[Any]) -> list[torch.Tensor]:
+    """The tensors reachable from ``roots`` (the model, the candidate's module) through
+    objects' attributes, containers, classes defined with them and functions' defaults and
+    closures, at most HELD_DEPTH steps and HELD_OBJECTS objects away, other modules left
+    out: what a forward may use that it did not make. Reads no attribute through the
+    candidate's own code (no properties, no ``__getattribute__``)."""
+    found: list[torch.Tensor] = []
+    seen: set[int] = set()
+    pending = [(root, 0) for root in roots]
+    while pending and len(seen) < HELD_OBJECTS:
+        value, depth = pending.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        kind = type(value)
+        if issubclass(kind, _TensorBase):
+            found.append(value)
+            continue
+        if depth >= HELD_DEPTH:
+            continue
+        if kind in (dict, OrderedDict):
+            children = list(dict.values(value))
+        elif kind in (list, tuple, set, frozenset):
+            children = list(value)
+        elif kind is FunctionType:
+            cells = value.__closure__ or ()
+            children = [*(value.__defaults__ or ()), *(_cell_contents(cell) for cell in cells)]
+        elif kind is ModuleType and depth > 0:
+            continue
+        else:
+            try:
+                children = list(dict.values(object.__getattribute__(value, "__dict__")))
+            except (AttributeError, TypeError):
+                continue
+        pending.extend((child, depth + 1) for child in children)
+    return found
+
+
+def _cell_contents(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
 
 
 def _implementation_keys(func: Any, inputs: list[torch.Tensor]) -> Any:

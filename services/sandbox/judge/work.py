@@ -107,6 +107,7 @@ class WorkCheck:
         self.working: set[str] = set()  # kernels the probe saw writing data
         self.idle: set[str] = set()  # kernels the probe saw writing no data
         self.pytorch_outputs: set[str] = set()  # outputs PyTorch computed while the kernels made others
+        self.outside: list[str] = []  # data a checked call used that was made out of the trace's sight
 
     # Planning ---------------------------------------------------------------------------
 
@@ -242,7 +243,10 @@ class WorkCheck:
         other outputs come from the kernels and PyTorch operators made it as it is (not
         rescaled by a kernel, not from NumPy or out of the trace's sight): then PyTorch
         computing one of several outputs is lazy, not a hack (its operators count against
-        coverage, and the note says so)."""
+        coverage, and the note says so). A call that used data made out of the trace's sight
+        leaves coverage at 0: the work that made it is neither traced nor profiled."""
+        if run.result.outside and not self.outside:
+            self.outside.append(f"{where}: {run.result.outside[0]}")
         for index in run.result.unseen_outputs:
             if index < len(expected.outputs):
                 self.evaluation.evidence.add(
@@ -299,7 +303,10 @@ class WorkCheck:
     def share(self) -> float:
         """The share of the output the kernels produce at the task's sizes, as a factor on
         coverage (1 when unknown). A replaced value can land within the tolerance of the right
-        one by chance (about 1% of them): from FULL_SHARE on, the kernels make all of it."""
+        one by chance (about 1% of them): from FULL_SHARE on, the kernels make all of it. None
+        of it is theirs to count where a call used data made out of sight."""
+        if self.outside:
+            return 0.0
         return min(1.0, min(self.task_shares, default=1.0) / FULL_SHARE)
 
     def note(self, own: set[str]) -> str:
@@ -318,6 +325,12 @@ class WorkCheck:
                 f"PyTorch computes {', '.join(sorted(self.pytorch_outputs))} without your kernels (its operators' "
                 "time counts against coverage)"
             )
+        if self.outside:
+            parts.append(
+                f"its forward used data made out of the judge's sight ({self.outside[0]}; NumPy, another "
+                "process or thread, memory written directly): the work that made it is not measured, so coverage is 0"
+            )
+            return "; ".join(parts)
         share = self.share()
         if share < 1.0:
             parts.append(

@@ -242,6 +242,9 @@ class RunResult(Message):
     kernels: list[ProfiledKernel] = Field(default_factory=list, max_length=10_000)
     # tensors PyTorch computed without the candidate's kernels that equal an output
     pytorch_matches: Annotated[list[PyTorchMatch], _cut_to(64)] = Field(default_factory=list)
+    # what forward used that was made or written out of the trace's sight: neither by PyTorch's
+    # operators nor by its kernels, nor held unchanged from before the call (candidate/trace.py)
+    outside: Annotated[list[Annotated[str, _cut_to(300)]], _cut_to(8)] = Field(default_factory=list)
     # outputs that neither its kernels nor any operator of forward wrote (candidate/trace.py)
     unseen_outputs: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list, max_length=1024)
     # strides of each output as forward returned it (the payload is always contiguous)
