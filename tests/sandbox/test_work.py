@@ -10,6 +10,7 @@ replacement values are checked here.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -25,6 +26,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_mod
 
 from services.sandbox.candidate import work
 from services.sandbox.candidate.captured import CapturedLaunch, CapturedWork
+from services.sandbox.candidate.trace import held_tensors
 from services.sandbox.candidate.work import MIN_SCALE, WorkProbe, replace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -882,3 +884,24 @@ def test_a_question_replaced_during_the_call_is_a_finding() -> None:
     [finding] = probe.take_findings()
     assert "question or listener was replaced" in finding
     assert probe.take_findings() == []
+
+
+def test_the_tensors_a_candidate_holds_are_found_wherever_it_keeps_them() -> None:
+    """Tables held from before a call are no work done out of sight: they are found in the
+    module's and the model's attributes, containers, classes and functions' defaults and cells."""
+
+    class Box:
+        def __init__(self) -> None:
+            self.table = torch.ones(3)
+            self.cache = collections.defaultdict(list, rows=[torch.zeros(2)])
+
+    default = torch.ones(5)
+
+    def scaled(x: torch.Tensor, table: torch.Tensor = default) -> torch.Tensor:  # a default held by the function
+        return x * table
+
+    cell = torch.ones(7)
+    module = types.ModuleType("candidate")
+    module.box, module.pair = Box(), collections.namedtuple("Pair", "a b")(torch.ones(4), 1)
+    module.scaled, module.closure, module.torch = scaled, (lambda: cell), torch
+    assert sorted(t.numel() for t in held_tensors([module])) == [2, 3, 4, 5, 7]

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -636,9 +635,13 @@ def held_tensors(roots: Iterable[Any]) -> list[torch.Tensor]:
             continue
         if depth >= HELD_DEPTH:
             continue
-        if kind in (dict, OrderedDict):
+        if issubclass(kind, dict):  # the base class's methods: no code of the candidate's runs
             children = list(dict.values(value))
-        elif kind in (list, tuple, set, frozenset):
+        elif issubclass(kind, list):
+            children = list(list.__iter__(value))
+        elif issubclass(kind, tuple):
+            children = list(tuple.__iter__(value))
+        elif kind in (set, frozenset):
             children = list(value)
         elif kind is FunctionType:
             cells = value.__closure__ or ()
