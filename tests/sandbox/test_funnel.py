@@ -483,7 +483,7 @@ def test_an_honest_kernel_keeps_its_coverage(tmp_path: Path) -> None:
 def test_data_made_out_of_sight_leaves_coverage_at_zero_with_the_reason(tmp_path: Path) -> None:
     """NumPy made what the kernel finished: that work is neither traced nor profiled, so the
     kernel's share of the profiled time says nothing of its share of the work."""
-    used = "a launch of its kernels used a tensor of 6144 elements made out of its sight"
+    used = "a launch of its kernels used float32 data made out of its sight (1 storage(s), 24576 bytes in all)"
     judgement, _ = judge(tmp_path, Behaviour(outside=(used,)), profile=True)
     assert judgement.verdict == Verdict.CORRECT, judgement.error
     assert judgement.coverage == 0.0

@@ -435,6 +435,14 @@ def numpy_result_finished():  # NumPy's ReLU of 2048 values, of which a kernel c
     return [y]
 
 
+def numpy_bits_in_pieces():  # NumPy's ReLU as int32 bits, in 8 pieces of 128 bytes (1 KiB in all)
+    pieces = [torch.from_numpy(row.view(np.int32).copy()) for row in X.cpu().numpy().clip(min=0)]
+    t = torch.cat(pieces).view(torch.float32).reshape(X.shape).to(X.device)
+    y = torch.empty_like(X)
+    launch(relu_kernel, X, y)
+    return [(t + y) - y]
+
+
 def table_held_and_read():  # a table held from before the call, read unchanged: nothing out of sight
     y = torch.empty_like(X)
     launch(relu_kernel, X, y)
@@ -559,6 +567,7 @@ SCENARIOS = {
     "pytorch_writes_a_few": (pytorch_writes_a_few, False),
     "numpy_result_finished": (numpy_result_finished, False),
     "table_held_and_read": (table_held_and_read, False),
+    "numpy_bits_in_pieces": (numpy_bits_in_pieces, False),
     "table_held_and_rewritten": (table_held_and_rewritten, False),
     "pytorch_made_large": (pytorch_made_large, False),
     "copies_all_but_one": (copies_all_but_one, False),
@@ -763,6 +772,7 @@ _HOST_RESULT_SCENARIOS = ("made_out_of_sight", "written_out_of_sight", "overwrit
     [
         ("numpy_result_finished", "made"),
         ("table_held_and_rewritten", "written"),
+        ("numpy_bits_in_pieces", "made"),  # counted in bytes, over the call, whatever the dtype
         ("table_held_and_read", None),  # held from before the call, unchanged
         ("pytorch_made_large", None),
     ],
@@ -775,7 +785,7 @@ def test_data_made_out_of_the_traces_sight_is_reported(scenarios: dict, scenario
     if how is None:
         assert outside == []
     else:
-        assert outside and f"elements {how} out of its sight" in outside[0], outside
+        assert outside and f"data {how} out of its sight" in outside[0], outside
 
 
 @pytest.mark.parametrize(

@@ -101,11 +101,10 @@ MIN_ELEMENTS = 16  # smaller outputs coincide too easily
 # and the one that equalled the output went unremembered)
 MAX_SAMPLED = 1024
 MAX_MATCHES_PER_OUTPUT = 4
-MAX_OUTSIDE = 8  # uses of data made out of sight described per call
-# Data made out of sight counts as work done there from this size on, in a floating-point
-# dtype: a forward may build small tables or integer indices from Python lists
-# (torch.tensor), which the dispatcher shows as NumPy's results are shown.
-OUTSIDE_ELEMENTS = 256
+# Data made out of sight counts as work done there from this many bytes in a call on (the
+# storages behind what forward used, in any dtype): a forward may build a small table or a
+# few indices from Python lists (torch.tensor), which the dispatcher shows as it shows NumPy's.
+OUTSIDE_BYTES = 1024
 # How far the tensors a candidate holds from before a call are looked for (held_tensors)
 HELD_DEPTH = 6
 HELD_OBJECTS = 20_000
@@ -206,7 +205,10 @@ class PyTorchTrace(PlainDispatchMode):
         self._plain: dict[int, tuple[torch.Tensor, Snapshot]] = {}  # storage -> the task's data there
         self._foreign: set[int] = set()  # storages of this call's tensors that nothing the trace saw made
         self._kept: set[int] = set()  # storages the forward found when it began (weights, tables)
-        self._outside: list[str] = []  # data this call used that was made or written out of sight
+        # storages of data this call used that was made or written out of sight: their bytes,
+        # and how the first of them was used
+        self._outside: dict[int, int] = {}
+        self._outside_first = ""
         # storage -> (tensor, positions, values there) as the trace last saw them written
         self._contents: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
@@ -217,7 +219,8 @@ class PyTorchTrace(PlainDispatchMode):
         whose values are noted now."""
         self._derived, self._written, self._made, self._samples, self._positions = set(), {}, set(), {}, {}
         self._made_count = {}
-        self._plain, self._foreign, self._contents, self._kept, self._outside = {}, set(), {}, set(), []
+        self._plain, self._foreign, self._contents, self._kept, self._outside = {}, set(), {}, set(), {}
+        self._outside_first = ""
         for tensor, snapshot in inputs:
             pointer = _storage(tensor)
             if pointer is not None:
@@ -423,16 +426,15 @@ class PyTorchTrace(PlainDispatchMode):
             pointer = _storage(tensor)
             if pointer is None or pointer in self._plain:
                 continue
+            if pointer in self._outside:  # a view of more of it than seen before counts in full
+                self._note_outside(pointer, tensor, operator, "")
             known = pointer in self._made or pointer in self._written or pointer in self._foreign
             kept = pointer in self._kept and not known
             changed = self._changed(pointer)
             if known and not changed:
                 continue
-            sizeable = bits.numel(tensor) >= OUTSIDE_ELEMENTS and bits.is_floating_point(tensor)
-            if (changed or not kept) and sizeable and len(self._outside) < MAX_OUTSIDE:
-                how = "written" if changed else "made"
-                size = bits.numel(tensor)
-                self._outside.append(f"{operator} used a tensor of {size} elements {how} out of its sight")
+            if changed or not kept:
+                self._note_outside(pointer, tensor, operator, "written" if changed else "made")
             self._derived.discard(pointer)  # what the kernels wrote there is gone
             self._foreign.add(pointer)
             self._refresh(tensor)
@@ -443,6 +445,14 @@ class PyTorchTrace(PlainDispatchMode):
                         tensor,
                         False,  # not profiled
                     )
+
+    def _note_outside(self, pointer: int, tensor: torch.Tensor, operator: str, how: str) -> None:
+        """Counts the bytes of a storage whose data was made or written out of sight."""
+        held = bits.storage(tensor)
+        self._outside[pointer] = max(self._outside.get(pointer, 0), held[1] if held is not None else 0)
+        if how and not self._outside_first:
+            dtype = str(bits.dtype(tensor)).removeprefix("torch.")
+            self._outside_first = f"{operator} used {dtype} data {how} out of its sight"
 
     def _refresh_all(self, tensors: list[torch.Tensor]) -> None:
         for tensor in tensors:
@@ -540,8 +550,11 @@ class PyTorchTrace(PlainDispatchMode):
         """What this call used that was made or written out of the trace's sight: not by
         PyTorch's operators or the candidate's kernels (NumPy, another process or thread),
         and not held from before the call unchanged. The work that made it is neither traced
-        nor profiled."""
-        return list(self._outside)
+        nor profiled. Empty below OUTSIDE_BYTES in all."""
+        total = sum(self._outside.values())
+        if total < OUTSIDE_BYTES:
+            return []
+        return [f"{self._outside_first} ({len(self._outside)} storage(s), {total} bytes in all)"]
 
     def unseen(self, outputs: list[Any]) -> list[int]:
         """The outputs that neither the candidate's kernels nor any operator of this call

@@ -325,6 +325,19 @@ def _rescaled_source(
     return None
 
 
+def _resolved_then(grid: Any, then: Callable[[], None]) -> Callable[[Any], Any]:
+    """The launch's grid, given to Triton as a function that resolves it and then calls
+    ``then``: Triton runs a kernel's pre-run hooks and its grid function inside the launch,
+    before any program, and what they wrote is not the kernel's."""
+
+    def resolve(meta: Any) -> Any:
+        resolved = grid(meta) if callable(grid) else grid
+        then()
+        return resolved
+
+    return resolve
+
+
 def _writable(kernel: Any, compiled: Any, args: tuple, kwargs: dict) -> list[torch.Tensor] | None:
     """The tensors a launch's compiled code can write, those behind the parameters its stores
     reach (kernel_stores.py); None when unknown (no compiled code, IR the walk does not
@@ -453,6 +466,7 @@ class WorkProbe:
         self.launches = 0  # own launches seen in this call (the trace watches it move)
         self.patched: dict[str, Callable[..., Any]] = {}
         self._swapped = False  # the question or the listener was replaced during a call
+        self._subclassed: set[str] = set()  # tensor subclasses given to its kernels since the last call
 
     def install(self) -> None:
         """Wraps ``JITFunction.run`` (compiled kernels, autotuners, heuristics) and
@@ -492,9 +506,18 @@ class WorkProbe:
         """A finding when the question or the listener the harness armed the probe with was
         replaced during a call since the last one (through the probe's instance attributes)."""
         swapped, self._swapped = self._swapped, False
-        if not swapped:
-            return []
-        return ["the work probe's question or listener was replaced during the call (the judge's instruments edited)"]
+        subclassed, self._subclassed = sorted(self._subclassed), set()
+        findings = []
+        if swapped:
+            findings.append(
+                "the work probe's question or listener was replaced during the call (the judge's instruments edited)"
+            )
+        if subclassed:
+            findings.append(
+                f"its kernels were given tensors of a subclass of torch.Tensor ({', '.join(subclassed)}), whose "
+                "contents the judge does not read through their own code: pass plain tensors"
+            )
+        return findings
 
     def replayed(self, graph: Any) -> None:
         """A CUDA graph replayed: the listener hears what its capture recorded (captured.py).
@@ -526,10 +549,14 @@ class WorkProbe:
         return run
 
     def _tensors(self, args: tuple, kwargs: dict) -> list[torch.Tensor]:
+        """The plain tensors a launch is given; a subclass of ``torch.Tensor`` (its operations
+        run its own code) is noted as a finding instead."""
         seen: dict[int, torch.Tensor] = {}
         for index, value in enumerate((*args, *kwargs.values())):
             for _, tensor in tensors_in(value, str(index)):
-                if type(tensor) in (torch.Tensor, torch.nn.Parameter) and bits.layout(tensor) == torch.strided:
+                if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
+                    self._subclassed.add(type(tensor).__name__[:100])
+                elif bits.layout(tensor) == torch.strided:
                     seen.setdefault(id(tensor), tensor)
         return list(seen.values())
 
@@ -550,17 +577,28 @@ class WorkProbe:
             return compiled
         with self._lock:
             self._listener.used(tensors)
-            with self._quiet():
-                self._sync()
-                before = [_Argument(t) for t in tensors]
+            before: list[_Argument] = []
+
+            def snapshot() -> None:  # what the arguments hold as the kernel's programs start
+                self._listener.used(tensors)  # what pre-run hooks or the grid's code wrote: out of sight
+                with self._quiet():
+                    self._sync()
+                    before[:] = [_Argument(t) for t in tensors]
+
+            if "grid" in kwargs:  # Triton resolves the grid after the pre-run hooks, just before the launch
+                kwargs = {**kwargs, "grid": _resolved_then(kwargs["grid"], snapshot)}
+            else:
+                snapshot()
             position = self._recorder.position()
             with hidden():
                 result = original(kernel, *args, **kwargs)
+            if tensors and not before:  # the grid was never resolved: nothing was launched
+                return result
             name = getattr(kernel.fn, "__name__", "kernel")
             with self._quiet():
                 self._sync()
                 wrote, changed, copies = self._classify(before)
-                del before
+                before.clear()
             self._recorder.annotate(position, wrote)
             self.launches += 1
             if name not in self._orders and self._order is not None:
