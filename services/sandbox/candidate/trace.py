@@ -433,7 +433,7 @@ class PyTorchTrace(PlainDispatchMode):
             changed = self._changed(pointer)
             if known and not changed:
                 continue
-            if changed or not kept:
+            if (changed and not self._one_value(pointer)) or not (changed or kept):  # a fill is no work
                 self._note_outside(pointer, tensor, operator, "written" if changed else "made")
             self._derived.discard(pointer)  # what the kernels wrote there is gone
             self._foreign.add(pointer)
@@ -486,6 +486,14 @@ class PyTorchTrace(PlainDispatchMode):
             now = _to(_take(_detach(tensor), positions), _float64)
             same = _logical_or(_eq(now, values), _logical_and(_isnan(now), _isnan(values)))
             return not _true(_all(same))
+
+    def _one_value(self, pointer: int) -> bool:
+        """Whether the tensor noted for ``pointer`` now holds one value at its noted positions
+        (a pre-run hook zeroing an accumulator, say)."""
+        tensor, positions, _ = self._contents[pointer]
+        with self._quiet():
+            now = _to(_take(_detach(tensor), positions), _float64)
+            return bool(bits.item(_amin(now)) == bits.item(_amax(now)))
 
     def _plain_inputs(self, inputs: list[torch.Tensor]) -> list[tuple[torch.Tensor, tuple[int, torch.device], Any]]:
         """The inputs not derived from the kernels, sampled as they are before the operator."""
