@@ -901,6 +901,8 @@ def test_the_tensors_a_candidate_holds_are_found_wherever_it_keeps_them() -> Non
     module's and the model's attributes, containers, classes and functions' defaults and cells."""
 
     class Box:
+        shared = torch.ones(6)  # a class attribute
+
         def __init__(self) -> None:
             self.table = torch.ones(3)
             self.cache = collections.defaultdict(list, rows=[torch.zeros(2)])
@@ -912,6 +914,6 @@ def test_the_tensors_a_candidate_holds_are_found_wherever_it_keeps_them() -> Non
 
     cell = torch.ones(7)
     module = types.ModuleType("candidate")
-    module.box, module.pair = Box(), collections.namedtuple("Pair", "a b")(torch.ones(4), 1)
+    module.Box, module.box, module.pair = Box, Box(), collections.namedtuple("Pair", "a b")(torch.ones(4), 1)
     module.scaled, module.closure, module.torch = scaled, (lambda: cell), torch
-    assert sorted(t.numel() for t in held_tensors([module])) == [2, 3, 4, 5, 7]
+    assert sorted(t.numel() for t in held_tensors([module])) == [2, 3, 4, 5, 6, 7]

@@ -669,6 +669,8 @@ def held_tensors(roots: Iterable[Any]) -> list[torch.Tensor]:
             children = [*(value.__defaults__ or ()), *(_cell_contents(cell) for cell in cells)]
         elif kind is ModuleType and depth > 0:
             continue
+        elif issubclass(kind, type):  # a class's attributes, read from its own namespace
+            children = list(_class_namespace(value).values())
         else:
             try:
                 children = list(dict.values(object.__getattribute__(value, "__dict__")))
@@ -676,6 +678,9 @@ def held_tensors(roots: Iterable[Any]) -> list[torch.Tensor]:
                 continue
         pending.extend((child, depth + 1) for child in children)
     return found
+
+
+_class_namespace = type.__dict__["__dict__"].__get__
 
 
 def _cell_contents(cell: Any) -> Any:
