@@ -241,18 +241,7 @@ def moved_source(
             located = _locate(keys, source, lookup, dtype)
             if located is None:
                 continue
-            counts, at_first, at_last, hits = located
-            once = _eq(counts, 1)
-            found = _logical_and(_ge(counts, 1), _le(counts, MAX_FOUND_TIMES))
-            for at, usable in ((at_first, once), (at_first, found), (at_last, found), (None, None)):
-                if at is None or usable is None:  # values repeated too often: pin them by neighbours
-                    pinned = _pinned(drawn, written, is_key, hits)
-                    if pinned is None:
-                        continue
-                    paired, target = pinned
-                else:
-                    paired = _logical_and(is_key, _take(usable, key_of))
-                    target = _masked_select(_take(at, key_of), paired)
+            for paired, target in _pairings(located, drawn, written, is_key, key_of):
                 if int(bits.item(_count(paired))) < MIN_LOCATED:
                     continue
                 maps = [_affine_fit(design, paired, target, device)]
@@ -262,6 +251,28 @@ def moved_source(
                     if mapped is not None and _holds(source, mapped, written, finite, lookup, dtype, share):
                         return argument
     return None
+
+
+def _pairings(
+    located: tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]],
+    drawn: torch.Tensor,
+    written: torch.Tensor,
+    is_key: torch.Tensor,
+    key_of: torch.Tensor,
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Ways to pair drawn positions with positions in the argument, each tried in turn (which
+    drawn positions are paired, and where those are): values found there once; up to
+    MAX_FOUND_TIMES times, at their first occurrence, then at their last; last, values
+    repeated too often, pinned by their neighbours (``_pinned``)."""
+    counts, at_first, at_last, hits = located
+    once = _eq(counts, 1)
+    found = _logical_and(_ge(counts, 1), _le(counts, MAX_FOUND_TIMES))
+    for at, usable in ((at_first, once), (at_first, found), (at_last, found)):
+        paired = _logical_and(is_key, _take(usable, key_of))
+        yield paired, _masked_select(_take(at, key_of), paired)
+    pinned = _pinned(drawn, written, is_key, hits)
+    if pinned is not None:
+        yield pinned
 
 
 def _pinned(

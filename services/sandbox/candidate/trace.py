@@ -639,8 +639,8 @@ def _whole(tensor: torch.Tensor) -> bool:
 def held_tensors(roots: Iterable[Any]) -> list[torch.Tensor]:
     """The tensors reachable from ``roots`` (the model, the candidate's module) through
     objects' attributes, containers, classes defined with them and functions' defaults and
-    closures, at most HELD_DEPTH steps and HELD_OBJECTS objects away, other modules left
-    out: what a forward may use that it did not make. Reads no attribute through the
+    closures, at most HELD_DEPTH steps and HELD_OBJECTS objects away, other modules and the
+    module's ``__builtins__`` left out: what a forward may use that it did not make. Reads no attribute through the
     candidate's own code (no properties, no ``__getattribute__``)."""
     found: list[torch.Tensor] = []
     seen: set[int] = set()
@@ -667,8 +667,10 @@ def held_tensors(roots: Iterable[Any]) -> list[torch.Tensor]:
         elif kind is FunctionType:
             cells = value.__closure__ or ()
             children = [*(value.__defaults__ or ()), *(_cell_contents(cell) for cell in cells)]
-        elif kind is ModuleType and depth > 0:
-            continue
+        elif kind is ModuleType:  # the candidate's own globals, not __builtins__ or another module
+            if depth > 0:
+                continue
+            children = [child for name, child in vars(value).items() if not name.startswith("__")]
         elif issubclass(kind, type):  # a class's attributes, read from its own namespace
             children = list(_class_namespace(value).values())
         else:

@@ -107,7 +107,7 @@ class WorkCheck:
         self.working: set[str] = set()  # kernels the probe saw writing data
         self.idle: set[str] = set()  # kernels the probe saw writing no data
         self.pytorch_outputs: set[str] = set()  # outputs PyTorch computed while the kernels made others
-        self.outside: list[str] = []  # data a checked call used that was made out of the trace's sight
+        self.outside = ""  # where a checked call first used data made out of the trace's sight
 
     # Planning ---------------------------------------------------------------------------
 
@@ -246,7 +246,7 @@ class WorkCheck:
         coverage, and the note says so). A call that used data made out of the trace's sight
         leaves coverage at 0: the work that made it is neither traced nor profiled."""
         if run.result.outside and not self.outside:
-            self.outside.append(f"{where}: {run.result.outside[0]}")
+            self.outside = f"{where}: {run.result.outside[0]}"
         for index in run.result.unseen_outputs:
             if index < len(expected.outputs):
                 self.evaluation.evidence.add(
@@ -327,7 +327,7 @@ class WorkCheck:
             )
         if self.outside:
             parts.append(
-                f"its forward used data made out of the judge's sight ({self.outside[0]}; NumPy, another "
+                f"its forward used data made out of the judge's sight ({self.outside}; NumPy, another "
                 "process or thread, memory written directly): the work that made it is not measured, so coverage is 0"
             )
             return "; ".join(parts)
