@@ -133,7 +133,7 @@ class Scheduler:
             ]
         self.queues = {device: asyncio.Queue[_Item](settings.queue_capacity) for device in self.workers}
         self._consumers: list[asyncio.Task[None]] = []
-        # moving average of evaluation seconds, for retry hints
+        # moving average of a worker's seconds per request (taken from the queue to answered), for retry hints
         self._recent_seconds = {device: settings.expected_evaluation_seconds for device in self.workers}
         self._closing = False
 
@@ -180,9 +180,11 @@ class Scheduler:
         return await item.future
 
     def _pushback_ms(self, device: str) -> int:
-        """A retry hint that lets the queue drain: its length times the recent evaluation time
-        per worker, with jitter so that refused clients do not all come back together."""
-        drain_seconds = self.queues[device].qsize() * self._recent_seconds[device] / len(self.workers[device])
+        """A retry hint that lets the queue drain: the requests waiting and those in progress
+        (every worker is busy when the queue is full) times a worker's recent seconds per
+        request, with jitter so that refused clients do not all come back together."""
+        workers = len(self.workers[device])
+        drain_seconds = (self.queues[device].qsize() + workers) * self._recent_seconds[device] / workers
         hint_ms = max(self.settings.retry_pushback_ms, 1000 * drain_seconds)
         return int(min(hint_ms * random.uniform(1.0, 1.5), _MAX_PUSHBACK_MS))
 
@@ -196,6 +198,7 @@ class Scheduler:
             waited = time.monotonic() - item.enqueued
             QUEUE_SECONDS.labels(device).observe(waited)
             BUSY_WORKERS.labels(device).inc()
+            started = time.monotonic()
             try:
                 result = await worker.evaluate(item.request, self.timeout_for(item.request))
             except Exception as error:  # noqa: BLE001 - handed to the caller
@@ -207,7 +210,8 @@ class Scheduler:
             result = dataclasses.replace(result, queue_seconds=waited)
             EVALUATIONS.labels(device, f"VERDICT_{result.verdict.name}").inc()
             EVALUATION_SECONDS.labels(device).observe(result.evaluation_seconds)
-            self._recent_seconds[device] += 0.2 * (result.evaluation_seconds - self._recent_seconds[device])
+            turnaround = time.monotonic() - started
+            self._recent_seconds[device] += 0.2 * (turnaround - self._recent_seconds[device])
             REWARD.observe(result.reward)
             if not item.future.done():
                 item.future.set_result(result)
