@@ -14,6 +14,7 @@ from drkernel.channels import open_channel
 from drkernel.sections import SecuritySettings
 from drkernel.v1 import sandbox_pb2 as pb
 from drkernel.v1 import sandbox_pb2_grpc
+from services.sandbox.server.scheduler import Scheduler
 from services.sandbox.server.servicer import start_sandbox
 from tests.sandbox.conftest import evaluate, sandbox_settings, source
 
@@ -129,6 +130,19 @@ def test_a_time_limit_starts_once_the_candidate_process_has_started(background_l
         assert hung.verdict == pb.VERDICT_TIMEOUT and "exceeded its limit of 1 s" in hung.error
     finally:
         background_loop.run(running.stop())
+
+
+def test_the_retry_hint_waits_for_the_queue_and_the_evaluations_in_progress(tmp_path):
+    settings = sandbox_settings(
+        tmp_path, cpu_workers=2, queue_capacity=4, retry_pushback_ms=1, expected_evaluation_seconds=2.0
+    )
+    scheduler = Scheduler(settings, cuda_devices=0)
+    hints = [scheduler._pushback_ms("cpu") for _ in range(20)]
+    assert min(hints) >= 2000 and max(hints) <= 3000  # two busy workers, 2 s each, with jitter
+    for _ in range(3):
+        scheduler.queues["cpu"].put_nowait(None)  # type: ignore[arg-type] - only the length counts
+    hints = [scheduler._pushback_ms("cpu") for _ in range(20)]
+    assert min(hints) >= 5000 and max(hints) <= 7500  # (3 waiting + 2 in progress) * 2 s / 2 workers
 
 
 @pytest.mark.slow
