@@ -14,8 +14,10 @@ MATH_RATE)``. The same question, "which code does the work", gets the same kind 
 both devices.
 
 Every PyTorch operator counts, on every thread, whatever profiler event it is nested in (a
-``record_function`` range, a custom op): only an operator called by another counted operator is
-left out, its cost being its caller's. The one exception is the interpreter's own bookkeeping
+``record_function`` range, a custom op). An operator called by another counted operator is
+charged to its caller, which costs the larger of its own cost and the sum of its callees'
+(a composite such as ``einsum`` records no FLOPs and no shapes of its tensor lists, but the
+matrix product it calls does). The one exception is the interpreter's own bookkeeping
 around each launch (it allocates views of the arguments and copies them back), nested in the
 launch's range: operators the kernel's body itself runs are counted, and make the verdict
 HACKED anyway (services/sandbox/candidate/kernel_code.py). Work the judge does inside a profiled
@@ -215,12 +217,9 @@ def profile_judged_calls(
         return _device_kernels(raw), ranges
     launches: dict[str, int] = defaultdict(int)
     times: dict[str, float] = defaultdict(float)
-    for event, callers in _with_callers(raw):
-        name = event.name()
-        if _costs_device_time(name, callers):
-            numel = sum(math.prod(shape) for shape in event.shapes() if shape)
-            launches[name] += 1
-            times[name] += modeled_us(2 * numel * _ASSUMED_ELEMENT_BYTES, event.flops() or 0)
+    for name, time_us in _charged_operators(raw):
+        launches[name] += 1
+        times[name] += time_us
     for name, (count, moved, flops) in (interpreted() if interpreted else {}).items():
         launches[name] += count
         times[name] += modeled_us(moved, flops)
@@ -242,8 +241,8 @@ def _no_kernel(name: str) -> bool:
     return name in _NO_KERNEL_OPS or _is_view(name)
 
 
-def _with_callers(events: list[Any]) -> Iterator[tuple[Any, list[str]]]:
-    """Kineto's CPU events, each with the names of the events it is nested in on its thread,
+def _with_callers(events: list[Any]) -> Iterator[tuple[Any, list[Any]]]:
+    """Kineto's CPU events, each with the events it is nested in on its thread,
     innermost first, as torch.profiler's event tree nests them (asynchronous events stand
     alone). Read from the raw events: building that tree took as long as the profiled calls."""
     cpu = [
@@ -263,27 +262,63 @@ def _with_callers(events: list[Any]) -> Iterator[tuple[Any, list[str]]]:
             or event.end_ns() > open_ranges[-1].end_ns()
         ):
             open_ranges.pop()
-        yield event, [outer.name() for outer in reversed(open_ranges)]
+        yield event, list(reversed(open_ranges))
         open_ranges.append(event)
     for event in cpu:
         if event.is_async() or event.start_thread_id() != event.end_thread_id():
             yield event, []
 
 
+def _charged_operators(events: list[Any]) -> list[tuple[str, float]]:
+    """The PyTorch operators a CPU profile charges, each with its modelled time: an operator
+    called by no other charged operator, at the larger of its own cost (its input bytes read
+    and written once, its FLOPs) and the sum of what the charged operators it called cost.
+    The profiler records FLOPs for few operators and no shapes for tensor lists, so a composite
+    (``einsum``, ``linalg.multi_dot``, ``_foreach_exp``, ``cdist``) costs no less than the
+    matrix products and element-wise operators it runs."""
+    own: dict[int, float] = {}
+    caller_of: dict[int, int | None] = {}
+    names: dict[int, str] = {}
+    for event, callers in _with_callers(events):
+        name = event.name()
+        if not _costs_device_time(name, [c.name() for c in callers]):
+            continue
+        caller = next((c for c in callers if _is_operator(c.name())), None)
+        if caller is not None and id(caller) not in own:
+            continue  # inside an operator that is not charged (the judge's, the interpreter's)
+        numel = sum(math.prod(shape) for shape in event.shapes() if shape)
+        own[id(event)] = modeled_us(2 * numel * _ASSUMED_ELEMENT_BYTES, event.flops() or 0)
+        caller_of[id(event)] = None if caller is None else id(caller)
+        names[id(event)] = name
+    called: dict[int, float] = defaultdict(float)
+    charged: list[tuple[str, float]] = []
+    for key in reversed(own):  # callees come after their callers
+        cost = max(own[key], called[key])
+        caller_key = caller_of[key]
+        if caller_key is None:
+            charged.append((names[key], cost))
+        else:
+            called[caller_key] += cost
+    return charged
+
+
+def _is_operator(name: str) -> bool:
+    """An ATen operator that would launch a device kernel of its own (not a view)."""
+    return name.startswith("aten::") and not _no_kernel(name)
+
+
 def _costs_device_time(name: str, callers: list[str]) -> bool:
     """Whether a CPU profile charges an event named ``name``, nested in ``callers`` (innermost
-    first), as a PyTorch operator of its own (the module docstring says which are). A fill
-    inside an allocation is not: that is PyTorch's deterministic mode filling fresh memory (the
-    sandbox's checked calls turn it on), not work the forward asked for."""
-    if not name.startswith("aten::") or _no_kernel(name):
+    first), as PyTorch's work (the module docstring says which is). A fill inside an allocation
+    is not: that is PyTorch's deterministic mode filling fresh memory (the sandbox's checked
+    calls turn it on), not work the forward asked for."""
+    if not _is_operator(name):
         return False
     if callers and callers[0] in _ALLOCATION_OPS:
         return False
     for caller in callers:
         if caller == JUDGE_RANGE:
             return False  # the judge's own work
-        if caller.startswith("aten::") and not _no_kernel(caller):
-            return False  # its caller's cost
         if caller.startswith(TRITON_RANGE_PREFIX) and name in _INTERPRETER_OPS:
             return False
     return True

@@ -62,6 +62,23 @@ def test_cpu_profile_models_pytorch_operators_from_bytes_and_flops():
     assert kernels["aten::relu"].time_us == pytest.approx(2 * modeled_us(2 * 4 * 256 * 128, 0))
 
 
+def test_cpu_profile_charges_a_composite_operator_what_the_operators_it_calls_cost():
+    """einsum, multi_dot and the _foreach_ operators record no FLOPs and no shapes of their
+    tensor lists; the matrix products and element-wise operators they call do."""
+    a, b = torch.randn(128, 256), torch.randn(256, 64)
+    xs = [torch.randn(64, 64) for _ in range(4)]
+
+    def charged(run):
+        return {k.name: k.time_us for k in profile_calls(run, 1, torch.device("cpu"))}
+
+    product = charged(lambda: torch.mm(a, b))["aten::mm"]
+    assert charged(lambda: torch.einsum("ik,kj->ij", a, b))["aten::einsum"] == pytest.approx(product, rel=0.01)
+    assert charged(lambda: torch.linalg.multi_dot([a, b]))["aten::linalg_multi_dot"] == pytest.approx(product)
+    one_exp = charged(lambda: torch.exp(xs[0]))["aten::exp"]
+    assert charged(lambda: torch._foreach_exp(xs))["aten::_foreach_exp"] == pytest.approx(4 * one_exp)
+    assert charged(lambda: torch.cdist(a, b.T))["aten::cdist"] >= product
+
+
 def test_cpu_profile_charges_views_nothing_and_the_copies_they_make_in_full():
     """Views and no-op conversions launch no kernel on a GPU; when a view operator must copy
     (contiguous of a transpose), the copy is charged."""
@@ -122,9 +139,9 @@ def test_callers_read_from_raw_events_are_those_of_torch_profilers_event_tree():
 
     from_tree = sorted((e.name, e.thread, collapsed(chain(e))) for e in prof.function_events)
     from_raw = sorted(
-        (e.name(), e.start_thread_id(), collapsed(callers))
+        (e.name(), e.start_thread_id(), collapsed([c.name() for c in callers]))
         for e, callers in _with_callers(prof.kineto_results.events())
-        if not callers or callers[0] != e.name()
+        if not callers or callers[0].name() != e.name()
     )
     assert len(from_raw) == len(from_tree) > 10
     assert from_raw == from_tree

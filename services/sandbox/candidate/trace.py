@@ -225,6 +225,7 @@ class PyTorchTrace(PlainDispatchMode):
             pointer = _storage(tensor)
             if pointer is not None:
                 self._plain[pointer] = (tensor, snapshot)
+                self._refresh(tensor)
         for tensor in kept:
             pointer = _storage(tensor)
             if pointer is not None and pointer not in self._plain and pointer not in self._kept:
@@ -293,6 +294,7 @@ class PyTorchTrace(PlainDispatchMode):
         if pointer is not None:
             with self._quiet():
                 self._plain[pointer] = (tensor, Snapshot(tensor))
+            self._refresh(tensor)
 
     def derive(self, tensors: Iterable[torch.Tensor]) -> None:
         """Marks tensors as made from the candidate's kernels' results."""
@@ -355,6 +357,7 @@ class PyTorchTrace(PlainDispatchMode):
                 for tensor in [*made, *(args[:1] if name == "aten::copy_" else [])]:
                     if _storage(tensor) not in self._plain:
                         self._keep_plain(tensor)
+                self._refresh_all(written)
                 return result  # the task's data, moved: nobody's work
         self._refresh_all(written)
         born = name in BORN
@@ -424,8 +427,12 @@ class PyTorchTrace(PlainDispatchMode):
         unchanged since the call began is also work done out of sight (``outside``)."""
         for tensor in inputs:
             pointer = _storage(tensor)
-            if pointer is None or pointer in self._plain:
+            if pointer is None:
                 continue
+            if pointer in self._plain:
+                if not self._changed(pointer):
+                    continue
+                del self._plain[pointer]  # written out of sight: no longer the task's data
             if pointer in self._outside:  # a view of more of it than seen before counts in full
                 self._note_outside(pointer, tensor, operator, "")
             known = pointer in self._made or pointer in self._written or pointer in self._foreign
@@ -460,18 +467,20 @@ class PyTorchTrace(PlainDispatchMode):
 
     def _refresh(self, tensor: torch.Tensor) -> None:
         """Notes what a tensor's storage holds now, as something the trace saw write it: the
-        values of the first tensor noted there (a write through a view of any size updates
-        them), or of this one when none was."""
+        values of the whole storage at sampled positions, whatever part of it this tensor
+        views (a candidate that holds eight elements of a large storage must not have the
+        rest filled unseen)."""
         pointer = _storage(tensor)
         if pointer is None:
             return
         noted = self._contents.get(pointer)
         if noted is not None:
             tensor, positions, _ = noted
-        elif bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
-            return
         else:
             with self._quiet():
+                tensor = bits.whole_storage(tensor)
+                if bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
+                    return
                 _, positions = self._key_positions(tensor)
         with self._quiet():
             self._contents[pointer] = (tensor, positions, _to(_take(_detach(tensor), positions), _float64))

@@ -42,6 +42,7 @@ _item = _BASE["item"]
 _tolist = _BASE["tolist"]
 _narrow = _BASE["narrow"]
 _storage_offset = _BASE["storage_offset"]
+_set = _BASE["set_"]
 _storage_pointer = torch._C.StorageBase.__dict__["data_ptr"]
 _storage_nbytes = torch._C.StorageBase.__dict__["nbytes"]
 _equal = torch.equal
@@ -114,6 +115,14 @@ def storage(tensor: Any) -> tuple[int, int] | None:
         return None
     pointer = int(_storage_pointer(held))
     return (pointer, int(_storage_nbytes(held))) if pointer else None
+
+
+def whole_storage(tensor: Any) -> torch.Tensor:
+    """The tensor's whole storage as one flat tensor of its dtype, whatever part of it the
+    tensor views: what is written anywhere in that memory shows there."""
+    held = _untyped_storage(tensor)
+    size = int(_storage_nbytes(held)) // max(1, int(_element_size(tensor)))
+    return _set(_empty(0, dtype=_dtype(tensor), device=_device(tensor)), held, 0, (size,))  # type: ignore[no-any-return]
 
 
 def nbytes(tensor: Any) -> int:
