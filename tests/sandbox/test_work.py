@@ -521,6 +521,29 @@ def custom_op():
     return [relu_op(X)]
 
 
+class Launching(torch.Tensor):  # a subclass whose dispatch launches a kernel of the candidate's first
+    @staticmethod
+    def __new__(cls, inner):
+        return torch.Tensor._make_wrapper_subclass(cls, inner.shape, dtype=inner.dtype, device=inner.device)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        scratch = torch.empty_like(X)
+        launch(scale_kernel, X, scratch, 2.0)  # a kernel ran inside the operator: nothing it needs
+        unwrap = lambda t: t.inner if isinstance(t, Launching) else t  # noqa: E731
+        return func(*[unwrap(a) for a in args], **(kwargs or {}))
+
+
+def kernel_inside_a_subclass_op():  # PyTorch's relu of a subclass, moved out by a kernel
+    h = torch.relu(Launching(X))
+    y = torch.empty_like(X)
+    launch(scale_kernel, h, y, 1.0)
+    return [y]
+
+
 def thread_made():
     y = torch.empty_like(X)
     launch(relu_kernel, X, y)
@@ -612,6 +635,7 @@ SCENARIOS = {
     "halves_through_out": (halves_through_out, False),
     "custom_op": (custom_op, False),
     "thread_made": (thread_made, False),
+    "kernel_inside_a_subclass_op": (kernel_inside_a_subclass_op, False),
 }
 if not X.is_cuda:  # NumPy writes the memory itself
     SCENARIOS.update(
@@ -845,6 +869,7 @@ def test_data_made_out_of_the_traces_sight_is_reported(scenarios: dict, scenario
         ("rescales_input", "aten.mul.Tensor"),
         ("rescales_pytorchs", "aten.relu.default (rescaled)"),
         ("numel_replaced", "aten.relu.default"),  # a replaced torch.Tensor.numel hides nothing
+        ("kernel_inside_a_subclass_op", "aten.relu.default"),  # the subclass's dispatch is traced
         ("made_out_of_sight", "code out of the trace's sight (a tensor written unseen, used by aten.view.default)"),
         ("written_out_of_sight", "code out of the trace's sight (a tensor written unseen, used by"),
     ],

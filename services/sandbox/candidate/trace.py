@@ -169,6 +169,18 @@ def _storage_elements(tensor: torch.Tensor) -> tuple[int, int] | None:
     return (held[0], max(1, held[1] // max(1, bits.element_size(tensor)))) if held is not None else None
 
 
+def _subclasses(value: Any) -> list[type]:
+    """The tensor subclasses among ``value``'s leaves that dispatch operators themselves (a
+    kernel launched inside such a subclass's dispatch must not make PyTorch's operator look
+    like the kernels' work)."""
+    found: list[type] = []
+    for leaf in tree_leaves(value):
+        kind = type(leaf)
+        if isinstance(leaf, torch.Tensor) and kind not in (torch.Tensor, torch.nn.Parameter) and kind not in found:
+            found.append(kind)
+    return found
+
+
 def _true(tensor: torch.Tensor) -> bool:
     return bool(bits.item(tensor))
 
@@ -305,6 +317,10 @@ class PyTorchTrace(PlainDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
+        subclasses = _subclasses((args, kwargs))
+        if subclasses:  # a tensor subclass's own dispatch: trace what it runs, operator by operator
+            with self:
+                return subclasses[0].__torch_dispatch__(func, tuple(subclasses), args, kwargs)
         inputs = list(_tensors((args, kwargs)))
         keys = _implementation_keys(func, inputs)
         if keys is not None:  # an operator outside ATen: trace what its body runs, operator by operator
