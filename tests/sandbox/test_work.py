@@ -319,6 +319,13 @@ def crops_pytorchs_padded():  # PyTorch's ReLU of X padded by a column: no resul
     return [y]
 
 
+def crops_pytorchs_padded_through_one_element():  # ... read past a one-element view of it
+    padded = torch.relu(torch.nn.functional.pad(X, (0, 1)))
+    y = torch.empty_like(X)
+    launch(gather_kernel, padded.view(-1)[:1], y, 32, 33, 1)
+    return [y]
+
+
 def transposes_pytorchs_from_bigger():  # X's ReLU transposed, in a buffer one element longer
     big = torch.empty(X.numel() + 1, device=X.device)
     torch.clamp(X.t(), min=0.0, out=big[: X.numel()].view(32, 8))
@@ -625,6 +632,7 @@ SCENARIOS = {
     "pytorch_made_large": (pytorch_made_large, False),
     "copies_all_but_one": (copies_all_but_one, False),
     "crops_pytorchs_padded": (crops_pytorchs_padded, False),
+    "crops_pytorchs_padded_through_one_element": (crops_pytorchs_padded_through_one_element, False),
     "transposes_pytorchs_from_bigger": (transposes_pytorchs_from_bigger, False),
     "pair_max_of_pytorchs": (pair_max_of_pytorchs, False),
     "many_results_first": (many_results_first, False),
@@ -808,6 +816,7 @@ def test_zeros_in_place_of_zeros_knock_nothing_out(scenarios: dict) -> None:
         ("rescales_input", "data"),  # scaling an input is the whole of some tasks
         ("copies_all_but_one", "copy"),  # the element it left unwritten does not make it work
         ("crops_pytorchs_padded", "copy"),  # PyTorch's result of another size, moved whole
+        ("crops_pytorchs_padded_through_one_element", "copy"),  # its whole storage is searched
         ("transposes_pytorchs_from_bigger", "copy"),
         ("pair_max_of_pytorchs", "data"),  # which of each pair depends on the data: no map moves it
     ],

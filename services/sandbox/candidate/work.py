@@ -227,6 +227,22 @@ def _chunks(tensor: torch.Tensor) -> Iterator[torch.Tensor]:
         yield _narrow(flat, 0, start, min(_CHUNK_ELEMENTS, count - start))
 
 
+def _with_whole_storages(unchanged: list[torch.Tensor], changed: list[tuple[torch.Tensor, int]]) -> list[torch.Tensor]:
+    """The unchanged arguments, and the whole storage behind each that views only part of
+    it: a kernel may read far past a one-element view of a result (the bounds check allows
+    the whole storage), so a move from there is looked for there too. Not a storage the
+    launch wrote, whose values before the launch are gone."""
+    written = {bits.storage(tensor) for tensor, _ in changed}
+    found = list(unchanged)
+    for tensor in unchanged:
+        held = bits.storage(tensor)
+        if held is not None and held not in written and bits.nbytes(tensor) < held[1]:
+            whole = bits.whole_storage(tensor)
+            if all(bits.storage(t) != held or bits.numel(t) != bits.numel(whole) for t in found):
+                found.append(whole)
+    return found
+
+
 def _is_constant(tensor: torch.Tensor, count: int, mask: torch.Tensor | None) -> bool:
     """A float tensor (enough of it changed) that now holds one value: throughout, or where
     the launch changed it when it changed nearly all of it. (Which elements a launch changed
@@ -650,7 +666,7 @@ class WorkProbe:
                 source = _rescaled_source(tensor, count, mask, unchanged, generator)
                 if source is None:  # moving the task's data or the kernels' results is work: not looked for
                     if lazy is None:  # asked once per launch: whether a tensor is the task's data reads it
-                        pairs = [*((t, t) for t in unchanged), *earlier]
+                        pairs = [*((t, t) for t in _with_whole_storages(unchanged, changed)), *earlier]
                         lazy = [(t, v) for t, v in pairs if not self._listener.worked(t)]
                     others = [(other, values) for other, values in lazy if other is not tensor]
                     made = self._listener.made_in_call
