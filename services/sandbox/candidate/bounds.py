@@ -24,6 +24,7 @@ coverage with waste:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -156,6 +157,12 @@ class InterpreterMonitor:
         # The interpreter keeps per-launch state in globals: two threads launching at once
         # would corrupt each other, so launches take turns.
         self._one_launch_at_a_time = threading.Lock()
+        self._watched: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
+
+    def watch_launches(self, launch: Callable[[], contextlib.AbstractContextManager[Any]]) -> None:
+        """Runs every launch inside ``launch()`` (integrity.InterpreterWatch.launch, which
+        compares what the interpreter computes with right before and after it)."""
+        self._watched = launch
 
     def begin(self, kernel: str, named_args: Iterable[tuple[str, Any]]) -> None:
         """Declares the tensors of the launch about to run on this thread."""
@@ -192,7 +199,7 @@ class InterpreterMonitor:
         checker = self
 
         def grid_call(executor: Any, *args: Any, **kwargs: Any) -> Any:
-            with checker._one_launch_at_a_time:
+            with checker._one_launch_at_a_time, checker._watched():
                 checker.begin(executor.fn.__name__, [*zip(executor.arg_names, args, strict=False), *kwargs.items()])
                 try:
                     return original_call(executor, *args, **kwargs)
@@ -244,7 +251,11 @@ class InterpreterMonitor:
         }
 
     def current_patches(self) -> dict[str, Any]:
+        """The objects now in the patched places, and the watch every launch runs in."""
         from triton.runtime import interpreter
 
         builder = interpreter.interpreter_builder
-        return {name: getattr(builder, name.split(".", 1)[1]) for name in self.patched}
+        return {
+            **{name: getattr(builder, name.split(".", 1)[1]) for name in self.patched},
+            "InterpreterMonitor.watch_launches": self._watched,
+        }

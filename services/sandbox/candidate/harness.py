@@ -34,7 +34,7 @@ from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.candidate.import_check import ImportCheck
-from services.sandbox.candidate.integrity import IntegrityWatch, LibraryCode, OperatorRecording
+from services.sandbox.candidate.integrity import IntegrityWatch, InterpreterWatch, LibraryCode, OperatorRecording
 from services.sandbox.candidate.introspection import IntrospectionGuard
 from services.sandbox.candidate.kernel_code import KernelCode
 from services.sandbox.candidate.launches import LaunchRecorder
@@ -154,6 +154,10 @@ class Harness:
             # about 5 s longer when that happened in it): here, in the warm pool and before the
             # integrity baseline, since their import re-wraps a few torch functions.
             importlib.import_module("torch._inductor.config")
+        # On CPU, what the interpreter computes with is compared at every launch too.
+        self.launch_watch = InterpreterWatch() if device.type == "cpu" else None
+        if self.launch_watch is not None:
+            self.interpreter.watch_launches(self.launch_watch.launch)
         self.library_code = LibraryCode(interpreted=device.type == "cpu")
         self.watch = IntegrityWatch(
             extra=lambda: {
@@ -174,12 +178,14 @@ class Harness:
                 "IntrospectionGuard": self.introspection,
                 "InterpreterMonitor": self.interpreter,
                 **({"KernelCode": self.kernel_code} if self.kernel_code is not None else {}),
+                **({"InterpreterWatch": self.launch_watch} if self.launch_watch is not None else {}),
                 **(
                     {"interpreter_builder": importlib.import_module("triton.runtime.interpreter").interpreter_builder}
                     if device.type == "cpu"
                     else {}
                 ),
             },
+            found=self.launch_watch.found if self.launch_watch is not None else None,
         )
         self._share = device.type == "cuda" and cuda_share.available()
         self._shared: list[Any] = []  # outputs handed over by descriptor, freed at the next command

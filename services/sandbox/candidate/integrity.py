@@ -5,13 +5,25 @@ runs and uses only those captures, so replacing them cannot change a measurement
 additionally makes such tampering visible: a candidate has no legitimate reason to patch a
 timer, a comparison, the module call path or the launch instrumentation, so any change is
 reported as a hack.
+
+On CPU the numbers a kernel makes come from Python objects in the candidate's own process:
+Triton's interpreter, the language modules a kernel calls into, NumPy and the sandbox's own
+libdevice and bfloat16 code. Comparing them between checked calls misses a candidate that
+swaps one only while its kernels run and puts it back before forward returns, so
+``InterpreterWatch`` also compares them right before and right after every interpreted launch
+(bounds.py's launch wrapper), where the interpreter's own patches of the language are not in
+effect; what it finds there is reported with the rest, even when it was put back later.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import operator
 import sys
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import ModuleType
 from typing import Any
 
 WATCHED: tuple[str, ...] = (
@@ -180,13 +192,18 @@ def _shadowing(instruments: Mapping[str, Any]) -> dict[str, Any]:
 class IntegrityWatch:
     """Remembers the identity of watched objects, the state below Python that the judge's
     tensor operations go through (``below_python``) and the instruments' instance attributes
-    that stand over their class's (``instruments`` by name), and reports any that changed."""
+    that stand over their class's (``instruments`` by name), and reports any that changed,
+    with what ``found`` saw replaced at moments between calls (``InterpreterWatch.found``)."""
 
     def __init__(
-        self, extra: Callable[[], Mapping[str, Any]] | None = None, instruments: Mapping[str, Any] | None = None
+        self,
+        extra: Callable[[], Mapping[str, Any]] | None = None,
+        instruments: Mapping[str, Any] | None = None,
+        found: Callable[[], Iterable[str]] | None = None,
     ) -> None:
         self._extra = extra
         self._instruments = dict(instruments or {})
+        self._found = found
         self._baseline = self._snapshot()
         self._below = below_python()
 
@@ -211,6 +228,7 @@ class IntegrityWatch:
             [name for name, original in self._baseline.items() if now.get(name, _MISSING) is not original]
             + [name for name in now.keys() - self._baseline.keys()]
             + [name for name, original in self._below.items() if below.get(name) != original]
+            + list(self._found() if self._found is not None else ())
         )
 
 
@@ -247,6 +265,177 @@ class LibraryCode:
     def current_patches(self) -> dict[str, Any]:
         """What each watched name holds now."""
         return {label: namespace.get(name, _MISSING) for label, namespace, name in self._places}
+
+
+# What else the interpreter computes with, besides its own module and the language modules:
+# the sandbox's libdevice, bfloat16 arithmetic and bounds checks, and the libraries its
+# operations call (NumPy, math, and the builtins such as ``range`` that its grid loop runs on).
+_COMPUTED_WITH: tuple[str, ...] = (
+    "services.sandbox.candidate.libdevice_numpy",
+    "services.sandbox.candidate.bf16_interpreter",
+    "services.sandbox.candidate.bounds",
+    "services.sandbox.candidate.cpu_support",
+    "numpy",
+    "math",
+    "builtins",
+)
+# Attributes that change for honest reasons: the grid the builder is told at every launch
+# (``set_grid_dim``, ``set_grid_idx``); what Python makes on first use: annotations, the slot names
+# ``copy`` caches on a class, the registry added to a module whose code warned (an overflow in
+# NumPy's exp, say).
+_BUILDER_STATE = frozenset({"grid_dim", "grid_idx"})
+_MADE_BY_PYTHON = frozenset({"__annotations__", "__slotnames__", "__warningregistry__"})
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a type whose attributes cannot be set
+
+
+def _interpreted_namespaces() -> list[tuple[str, Any, frozenset[str]]]:
+    """What Triton's interpreter computes with, as (label, owner of the attributes, the names
+    that change honestly): its module, the language modules loaded now (``triton.language`` and
+    everything under it, libdevice included), ``_COMPUTED_WITH``, the classes each of them
+    defines (those whose attributes can be set), and the builder and semantic objects the
+    interpreter's operations run on."""
+    from triton.runtime import interpreter
+
+    language = [
+        module
+        for name, module in sorted(sys.modules.items())
+        if (name == "triton.language" or name.startswith("triton.language.")) and isinstance(module, ModuleType)
+    ]
+    namespaces: list[tuple[str, Any, frozenset[str]]] = []
+    for module in [interpreter, *language, *(importlib.import_module(name) for name in _COMPUTED_WITH)]:
+        namespaces.append((module.__name__, module, _MADE_BY_PYTHON))
+        namespaces += [
+            (f"{module.__name__}.{name}", value, _MADE_BY_PYTHON)
+            for name, value in vars(module).items()
+            if isinstance(value, type) and value.__module__ == module.__name__ and not value.__flags__ & _IMMUTABLE_TYPE
+        ]
+    return [
+        *namespaces,
+        ("triton.runtime.interpreter.interpreter_builder", interpreter.interpreter_builder, _BUILDER_STATE),
+        ("triton.runtime.interpreter.interpreter_semantic", interpreter.interpreter_semantic, frozenset()),
+    ]
+
+
+class _Namespace:
+    """One owner's attributes (a module's globals, a class's or an object's dictionary) as they
+    were before candidate code ran, and as last seen. The values are compared by identity (an
+    object's ``__eq__`` is the candidate's to define), the names in order, in C while nothing
+    changed: about 20 ns a name. ``interpreter`` is the interpreter's globals then, which its
+    rewrite of a ``@triton.jit`` function copies into the function's module."""
+
+    def __init__(self, label: str, owner: Any, changing: frozenset[str], interpreter: Mapping[str, Any]) -> None:
+        self.label = label
+        self._owner = owner
+        self._changing = changing
+        self._interpreter = interpreter
+        self._baseline = dict(vars(owner))
+        self._seen = (list(self._baseline), tuple(self._baseline.values()))
+
+    def replaced(self) -> list[str]:
+        """The names that hold another object than before candidate code ran, other than
+        honest changes; looked for only if anything changed since the last call."""
+        attributes = vars(self._owner)
+        names, values = self._seen
+        if (
+            len(attributes) == len(names)
+            and all(map(operator.is_, attributes.values(), values))
+            and list(attributes) == names
+        ):
+            return []
+        current = dict(attributes)
+        self._seen = (list(current), tuple(current.values()))
+        return sorted(
+            f"{self.label}.{name}"
+            for name in current.keys() | self._baseline.keys()
+            if (value := current.get(name, _MISSING)) is not self._baseline.get(name, _MISSING)
+            and not self._honest(name, value)
+        )
+
+    def _honest(self, name: str, value: Any) -> bool:
+        """Whether the change is one that Triton, Python or the import system makes itself."""
+        if name in self._changing:
+            return True
+        if name in self._baseline:
+            return False
+        owner = self._owner
+        if isinstance(owner, type):
+            # The interpreter restores a language attribute it patched by setting what it read
+            # before, which for one the class inherited (``tensor.__repr__``) is the inherited one.
+            return next((vars(base)[name] for base in owner.__mro__[1:] if name in vars(base)), _MISSING) is value
+        return isinstance(owner, ModuleType) and (
+            sys.modules.get(f"{owner.__name__}.{name}") is value  # a submodule imported since
+            or self._interpreter.get(name, _MISSING) is value
+        )
+
+
+class InterpreterWatch:
+    """Compares what Triton's interpreter computes with (``_interpreted_namespaces``) with what
+    it was when this was made, right before and right after every interpreted launch
+    (``launch``), and keeps every name it found replaced (``found``), even if it was put back
+    later. A candidate that swaps an interpreter operation, a language or libdevice function
+    or the semantic's builder only while its kernels run makes them compute what their source
+    does not say, and the watch between calls never sees it (red-team probes swapped
+    ``InterpreterBuilder.create_exp`` inside forward only, and ``interpreter_semantic.builder``).
+
+    The interpreter patches the language modules with its own versions while a launch runs and
+    restores them before the launch returns, except those that a device function call (one
+    ``@triton.jit`` function calling another: ``tl.sum`` calls into ``tl.core``) patched in
+    modules the launch did not: Triton 3.9 never restores those. The launch's own patches are
+    made to include them (``_install``), so that at both moments compared the language is
+    exactly what it was before any launch. Make this after every other instrument is installed
+    (it holds what they installed as the originals) and before candidate code runs."""
+
+    def __init__(self) -> None:
+        from triton.runtime import interpreter
+
+        self._local = threading.local()  # the launch running on this thread, if any
+        self._lock = threading.Lock()
+        self._found: set[str] = set()
+        self._install(interpreter)
+        globals_then = dict(vars(interpreter))
+        self._namespaces = [_Namespace(*namespace, globals_then) for namespace in _interpreted_namespaces()]
+
+    def _install(self, interpreter: ModuleType) -> None:
+        """Wraps the interpreter's language patching: a device function call's patches are moved
+        into the patches of the launch it runs in, which the launch restores when it ends."""
+        patch_lang = interpreter._patch_lang
+        local = self._local
+
+        def patch_lang_for_the_launch(fn: Any) -> Any:
+            scope = patch_lang(fn)
+            if getattr(local, "launching", False):
+                if local.scope is None:  # the launch's own, made before its programs run
+                    local.scope = scope
+                elif scope is not local.scope:
+                    local.scope._changes.extend(scope._changes)
+                    scope._changes.clear()
+            return scope
+
+        interpreter._patch_lang = patch_lang_for_the_launch
+
+    @contextlib.contextmanager
+    def launch(self) -> Iterator[None]:
+        """One interpreted launch (bounds.py runs them one at a time): compared before it runs
+        and after it returned, when the interpreter's own patches are not in effect."""
+        self._check()
+        self._local.scope, self._local.launching = None, True
+        try:
+            yield
+        finally:
+            self._local.scope, self._local.launching = None, False
+            self._check()
+
+    def _check(self) -> None:
+        for namespace in self._namespaces:
+            replaced = namespace.replaced()
+            if replaced:
+                with self._lock:
+                    self._found.update(replaced)
+
+    def found(self) -> list[str]:
+        """Every name found replaced at a launch so far."""
+        with self._lock:
+            return [f"{name} (at a kernel launch)" for name in sorted(self._found)]
 
 
 class OperatorRecording:

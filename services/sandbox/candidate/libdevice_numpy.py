@@ -23,9 +23,10 @@ import importlib
 import math
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from functools import wraps
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -526,7 +527,10 @@ def _table() -> dict[str, _Impl]:
     return table
 
 
-IMPLEMENTATIONS: dict[str, _Impl] = _table()
+# Read-only, like the symbol map ``install`` gives the builder: what libdevice computes on CPU
+# must not change under a kernel (a red-team probe made ``tanh`` a Swish here); the integrity
+# watch holds this module's names at every interpreted launch (integrity.InterpreterWatch).
+IMPLEMENTATIONS: Mapping[str, _Impl] = MappingProxyType(_table())
 
 
 def _symbols(module: Any) -> dict[str, str]:
@@ -568,7 +572,7 @@ def install() -> None:
     if _ORIGINALS:
         return
     cuda, stub = importlib.import_module(CUDA_MODULE), importlib.import_module(STUB_MODULE)
-    symbols = _symbols(cuda)
+    symbols = MappingProxyType(_symbols(cuda))
 
     def create_extern_elementwise(
         lib_name: str, lib_path: str, symbol: str, args: list[Any], ret_type: Any, is_pure: bool
