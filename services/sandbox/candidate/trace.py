@@ -438,7 +438,8 @@ class PyTorchTrace(PlainDispatchMode):
         operator of this call made and no kernel wrote, seen for the first time (made where
         the trace cannot see, NumPy through ``torch.frombuffer`` or another thread, or kept
         from before, a weight or a table), or one whose values changed since the trace last
-        saw it written (NumPy or ctypes writing into memory PyTorch allocated). One that
+        saw it written (NumPy or ctypes writing into memory PyTorch allocated, the task's data
+        included: an input or a copy of it, which then is the task's data no more). One that
         equals an output means the output was computed out of sight. Each but a kept one
         unchanged since the call began is also work done out of sight (``outside``)."""
         for tensor in inputs:
