@@ -72,6 +72,11 @@ _SCRIPT = textwrap.dedent(
         tl.store(y_ptr + offs, tl.exp(tl.load(x_ptr + offs)))
 
     @triton.jit
+    def sqrt_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.sqrt(tl.abs(tl.load(x_ptr + offs))))
+
+    @triton.jit
     def log1p_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
         tl.store(y_ptr + offs, libdevice.log1p(tl.load(x_ptr + offs)))
@@ -114,6 +119,23 @@ _SCRIPT = textwrap.dedent(
         finally:
             libdevice.log1p = real
 
+    def swapped_by_the_grid_function_until_the_last_program():
+        real = interpreter.InterpreterBuilder.__dict__["create_sqrt"]
+        programs = 4
+        calls = []
+
+        def stand_in(self, arg):
+            calls.append(1)
+            if len(calls) == programs:  # the last program puts the original back
+                interpreter.InterpreterBuilder.create_sqrt = real
+            return real(self, arg)
+
+        def grid(meta):
+            interpreter.InterpreterBuilder.create_sqrt = stand_in
+            return (programs,)
+
+        sqrt_kernel[grid](x, y, BLOCK=16)
+
     def swapped_interpreter_method():
         real = interpreter.InterpreterBuilder.__dict__["create_exp"]
         interpreter.InterpreterBuilder.create_exp = lambda self, arg: arg
@@ -134,6 +156,7 @@ _SCRIPT = textwrap.dedent(
         "libdevice_table": new_findings(swapped_libdevice_table),
         "libdevice_function": new_findings(swapped_libdevice_function),
         "interpreter_method": new_findings(swapped_interpreter_method),
+        "grid_function": new_findings(swapped_by_the_grid_function_until_the_last_program),
         "honest_after": new_findings(run_honest),
         "kept": len(watch.found()),
     }
@@ -170,6 +193,8 @@ def test_the_libdevice_table_is_read_only(findings: dict) -> None:
         ("libdevice_table", "services.sandbox.candidate.libdevice_numpy.IMPLEMENTATIONS"),
         ("libdevice_function", "triton.language.extra.libdevice.log1p"),
         ("interpreter_method", "triton.runtime.interpreter.InterpreterBuilder.create_exp"),
+        # swapped by the grid function, put back by the last program: seen once the grid is set
+        ("grid_function", "triton.runtime.interpreter.InterpreterBuilder.create_sqrt"),
     ],
 )
 def test_a_replacement_made_only_around_a_launch_is_found_there(findings: dict, scenario: str, name: str) -> None:
@@ -178,7 +203,7 @@ def test_a_replacement_made_only_around_a_launch_is_found_there(findings: dict, 
 
 
 def test_what_was_found_is_kept_after_it_was_put_back(findings: dict) -> None:
-    assert findings["kept"] == 4
+    assert findings["kept"] == 5
 
 
 def test_the_integrity_watch_reports_what_was_found_at_launches() -> None:

@@ -26,6 +26,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_mod
 
 from services.sandbox.candidate import work
 from services.sandbox.candidate.captured import CapturedLaunch, CapturedWork
+from services.sandbox.candidate.dispatch_mode import no_modes
 from services.sandbox.candidate.trace import held_tensors
 from services.sandbox.candidate.work import MIN_SCALE, WorkProbe, replace
 
@@ -100,6 +101,22 @@ def test_replaced_integers_stay_within_their_range_and_all_change(
     assert bool((tensor != indices).all())
 
 
+def test_the_judges_work_is_answered_by_no_mode_of_the_candidates() -> None:
+    """A torch function mode the candidate pushed (one answered the judge's comparisons with
+    "equal", hiding NumPy's writes) and its dispatch modes are off in the judge's own work."""
+
+    class Blind(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            return torch.ones_like(result) if func is torch.eq else result
+
+    a, b = torch.zeros(4), torch.ones(4)
+    with Blind():
+        assert bool(torch.eq(a, b).all())
+        with no_modes():
+            assert not bool(torch.eq(a, b).any())
+
+
 def test_replaced_booleans_flip() -> None:
     mask = torch.tensor([True, False, True])
     replace(mask, _generator())
@@ -109,8 +126,8 @@ def test_replaced_booleans_flip() -> None:
 _DRIVER = """
 import importlib.util, json, sys
 import torch
-from torch.utils._python_dispatch import _disable_current_modes
 from services.sandbox.candidate import cpu_support
+from services.sandbox.candidate.dispatch_mode import no_modes
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.launches import LaunchRecorder
 from services.sandbox.candidate.trace import PyTorchTrace, held_tensors
@@ -128,9 +145,9 @@ monitor.install()
 recorder = LaunchRecorder(path, monitor.last_stored_bytes)
 recorder.install()
 sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-probe = WorkProbe(path, recorder, _disable_current_modes, recorder.capturing, sync)
+probe = WorkProbe(path, recorder, no_modes, recorder.capturing, sync)  # the harness's quiet, less its range
 probe.install()
-trace = PyTorchTrace(lambda: probe.launches, _disable_current_modes, recorder.capturing)
+trace = PyTorchTrace(lambda: probe.launches, no_modes, recorder.capturing)
 spec = importlib.util.spec_from_file_location("candidate", path)
 module = importlib.util.module_from_spec(spec)
 sys.modules["candidate"] = module
@@ -493,6 +510,20 @@ def held_handle_storage_written():  # NumPy fills the rest of a held handle's st
     return [y]
 
 
+ZEROS = torch.zeros(2048)  # held from before the call
+
+
+def held_zero_signs_written():  # NumPy writes ReLU's bits as the signs of held zeros (-0.0 == 0.0)
+    values = X.numpy().clip(min=0).reshape(-1)[:64].view(np.uint32)
+    signs = ZEROS.numpy().reshape(32, 64)
+    for bit in range(32):
+        signs[bit] = np.where((values >> bit) & 1, -0.0, 0.0)
+    y, scratch = torch.empty_like(X), torch.empty_like(ZEROS)
+    launch(relu_kernel, X, y)
+    scale_kernel[(16,)](ZEROS, scratch, 1.0, ZEROS.numel(), BLOCK=128)
+    return [y]
+
+
 def pytorch_made_large():  # PyTorch makes 2048 values that a kernel reads: in sight
     y = torch.empty_like(X)
     launch(relu_kernel, torch.cat([X] * 8), y)
@@ -648,6 +679,7 @@ SCENARIOS = {
 if not X.is_cuda:  # NumPy writes the memory itself
     SCENARIOS.update(
         input_written_then_restored=(input_written_then_restored, False),
+        held_zero_signs_written=(held_zero_signs_written, False),
         clone_of_input_written=(clone_of_input_written, False),
         held_handle_storage_written=(held_handle_storage_written, False),
     )
@@ -847,6 +879,7 @@ _HOST_RESULT_SCENARIOS = ("made_out_of_sight", "written_out_of_sight", "overwrit
         ("input_written_then_restored", "written"),  # the task's data holds what nothing seen wrote
         ("clone_of_input_written", "written"),
         ("held_handle_storage_written", "written"),  # the whole storage is noted, not the 8 elements held
+        ("held_zero_signs_written", "written"),  # compared bit for bit
     ],
 )
 def test_data_made_out_of_the_traces_sight_is_reported(scenarios: dict, scenario: str, how: str | None) -> None:

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import _disable_current_modes
 from triton.compiler.errors import CompilationError
 
 from services.profiler import JUDGE_RANGE, KernelTime, profile_judged_calls, start_cuda_tracing
 from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
+from services.sandbox.candidate.dispatch_mode import no_modes
 from services.sandbox.candidate.gpu_compile import LanguageSnapshot, compile_requests
 from services.sandbox.candidate.import_check import ImportCheck
 from services.sandbox.candidate.integrity import IntegrityWatch, InterpreterWatch, LibraryCode, OperatorRecording
@@ -424,11 +424,12 @@ class Harness:
 
     @contextmanager
     def quiet(self) -> Iterator[None]:
-        """The judge's own tensor work inside a checked call: no dispatch mode sees it, and
-        the profile leaves it out (JUDGE_RANGE). It does not wait for the device: a write
-        right after forward returns must still be seen as late."""
+        """The judge's own tensor work inside a checked call: no dispatch mode sees it, no
+        torch function mode or subclass answers for it (a candidate's mode once made the
+        judge's ``isnan`` say all True), and the profile leaves it out (JUDGE_RANGE). It does
+        not wait for the device: a write right after forward returns must still be seen as late."""
         self._judge_ranges += 1
-        with _disable_current_modes(), torch.profiler.record_function(JUDGE_RANGE):
+        with no_modes(), torch.profiler.record_function(JUDGE_RANGE):
             yield
 
     def _ask(self, kernel: str) -> Replacement | None:

@@ -394,6 +394,13 @@ class InterpreterWatch:
         self._install(interpreter)
         globals_then = dict(vars(interpreter))
         self._namespaces = [_Namespace(*namespace, globals_then) for namespace in _interpreted_namespaces()]
+        # Those the launch's own patches leave alone (they patch triton.language, its core and
+        # math modules and their classes, not libdevice): compared again once the grid is set.
+        self._unpatched = [
+            namespace
+            for namespace in self._namespaces
+            if not namespace.label.startswith("triton.language") or namespace.label.startswith("triton.language.extra")
+        ]
 
     def _install(self, interpreter: ModuleType) -> None:
         """Wraps the interpreter's language patching: a device function call's patches are moved
@@ -412,21 +419,33 @@ class InterpreterWatch:
             return scope
 
         interpreter._patch_lang = patch_lang_for_the_launch
+        builder = interpreter.interpreter_builder
+        set_grid_dim = builder.set_grid_dim
+
+        def set_grid_dim_then_compare(*grid: int) -> None:
+            set_grid_dim(*grid)
+            if getattr(local, "launching", False):  # the grid function and pre-run hooks have run
+                self._check(self._unpatched)
+
+        builder.set_grid_dim = set_grid_dim_then_compare
 
     @contextlib.contextmanager
     def launch(self) -> Iterator[None]:
         """One interpreted launch (bounds.py runs them one at a time): compared before it runs
-        and after it returned, when the interpreter's own patches are not in effect."""
-        self._check()
+        and after it returned, when the interpreter's own patches are not in effect, and, but
+        for what those patches touch, once its grid is set: a grid function or pre-run hook
+        that swapped an operation which then put itself back in the last program was seen by
+        neither of the other two."""
+        self._check(self._namespaces)
         self._local.scope, self._local.launching = None, True
         try:
             yield
         finally:
             self._local.scope, self._local.launching = None, False
-            self._check()
+            self._check(self._namespaces)
 
-    def _check(self) -> None:
-        for namespace in self._namespaces:
+    def _check(self, namespaces: list[_Namespace]) -> None:
+        for namespace in namespaces:
             replaced = namespace.replaced()
             if replaced:
                 with self._lock:

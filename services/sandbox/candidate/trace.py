@@ -78,9 +78,6 @@ _sqrt = torch.sqrt
 _amin = torch.amin
 _amax = torch.amax
 _isfinite = torch.isfinite
-_isnan = torch.isnan
-_logical_or = torch.logical_or
-_logical_and = torch.logical_and
 _float64 = torch.float64
 _dispatch_keys = torch._C._dispatch_keys
 _has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
@@ -498,27 +495,26 @@ class PyTorchTrace(PlainDispatchMode):
                 tensor = bits.whole_storage(tensor)
                 if bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
                     return
+                tensor = bits.as_integers(tensor)  # compared bit for bit: NaN payloads, signed zeros
                 _, positions = self._key_positions(tensor)
         with self._quiet():
-            self._contents[pointer] = (tensor, positions, _to(_take(_detach(tensor), positions), _float64))
+            self._contents[pointer] = (tensor, positions, _take(tensor, positions))
 
     def _changed(self, pointer: int) -> bool:
-        """Whether the tensor noted for ``pointer`` holds other values than when noted."""
+        """Whether the storage noted for ``pointer`` holds other bits than when noted."""
         noted = self._contents.get(pointer)
         if noted is None or self._unwatched():  # a launch the probe did not watch may have written it
             return False
         tensor, positions, values = noted
         with self._quiet():
-            now = _to(_take(_detach(tensor), positions), _float64)
-            same = _logical_or(_eq(now, values), _logical_and(_isnan(now), _isnan(values)))
-            return not _true(_all(same))
+            return not _true(_all(_eq(_take(tensor, positions), values)))
 
     def _one_value(self, pointer: int) -> bool:
-        """Whether the tensor noted for ``pointer`` now holds one value at its noted positions
+        """Whether the storage noted for ``pointer`` now holds one value at its noted positions
         (a pre-run hook zeroing an accumulator, say)."""
         tensor, positions, _ = self._contents[pointer]
         with self._quiet():
-            now = _to(_take(_detach(tensor), positions), _float64)
+            now = _take(tensor, positions)
             return bool(bits.item(_amin(now)) == bits.item(_amax(now)))
 
     def _plain_inputs(self, inputs: list[torch.Tensor]) -> list[tuple[torch.Tensor, tuple[int, torch.device], Any]]:

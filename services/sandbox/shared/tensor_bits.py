@@ -125,6 +125,16 @@ def whole_storage(tensor: Any) -> torch.Tensor:
     return _set(_empty(0, dtype=_dtype(tensor), device=_device(tensor)), held, 0, (size,))  # type: ignore[no-any-return]
 
 
+_SAME_WIDTH_INTEGERS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def as_integers(tensor: Any) -> torch.Tensor:
+    """The tensor's elements as integers of the same width, bit for bit: two values are the
+    same memory only when these are equal (NaN payloads, signed zeros and the low bits of
+    large int64 values all show; float64 comparisons hide them)."""
+    return _view(_detach(tensor), _SAME_WIDTH_INTEGERS[int(_element_size(tensor))])  # type: ignore[no-any-return]
+
+
 def nbytes(tensor: Any) -> int:
     """How many bytes the tensor's elements take."""
     return int(_numel(tensor)) * int(_element_size(tensor))
