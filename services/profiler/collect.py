@@ -280,10 +280,10 @@ def _charged_operators(events: list[Any]) -> list[tuple[str, float]]:
     caller_of: dict[int, int | None] = {}
     names: dict[int, str] = {}
     for event, callers in _with_callers(events):
-        name = event.name()
-        if not _costs_device_time(name, [c.name() for c in callers]):
+        name, caller_names = event.name(), [c.name() for c in callers]
+        if not _costs_device_time(name, caller_names):
             continue
-        caller = next((c for c in callers if _is_operator(c.name())), None)
+        caller = next((c for c, c_name in zip(callers, caller_names, strict=True) if _is_operator(c_name)), None)
         if caller is not None and id(caller) not in own:
             continue  # inside an operator that is not charged (the judge's, the interpreter's)
         numel = sum(math.prod(shape) for shape in event.shapes() if shape)

@@ -166,14 +166,17 @@ def _storage_elements(tensor: torch.Tensor) -> tuple[int, int] | None:
     return (held[0], max(1, held[1] // max(1, bits.element_size(tensor)))) if held is not None else None
 
 
-def _subclasses(value: Any) -> list[type]:
-    """The tensor subclasses among ``value``'s leaves that dispatch operators themselves (a
-    kernel launched inside such a subclass's dispatch must not make PyTorch's operator look
-    like the kernels' work)."""
+_PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
+
+
+def _subclasses(leaves: list[Any]) -> list[type]:
+    """The tensor subclasses among ``leaves`` that dispatch operators themselves (a kernel
+    launched inside such a subclass's dispatch must not make PyTorch's operator look like the
+    kernels' work)."""
     found: list[type] = []
-    for leaf in tree_leaves(value):
+    for leaf in leaves:
         kind = type(leaf)
-        if isinstance(leaf, torch.Tensor) and kind not in (torch.Tensor, torch.nn.Parameter) and kind not in found:
+        if isinstance(leaf, torch.Tensor) and kind not in _PLAIN_TENSORS and kind not in found:
             found.append(kind)
     return found
 
@@ -184,7 +187,7 @@ def _true(tensor: torch.Tensor) -> bool:
 
 def _tensors(value: Any) -> Iterator[torch.Tensor]:
     for leaf in tree_leaves(value):
-        if type(leaf) in (torch.Tensor, torch.nn.Parameter):
+        if type(leaf) in _PLAIN_TENSORS:
             yield leaf
 
 
@@ -314,11 +317,12 @@ class PyTorchTrace(PlainDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
-        subclasses = _subclasses((args, kwargs))
+        leaves = tree_leaves((args, kwargs))
+        subclasses = _subclasses(leaves)
         if subclasses:  # a tensor subclass's own dispatch: trace what it runs, operator by operator
             with self:
                 return subclasses[0].__torch_dispatch__(func, tuple(subclasses), args, kwargs)
-        inputs = list(_tensors((args, kwargs)))
+        inputs = [leaf for leaf in leaves if type(leaf) in _PLAIN_TENSORS]
         keys = _implementation_keys(func, inputs)
         if keys is not None:  # an operator outside ATen: trace what its body runs, operator by operator
             with self:
