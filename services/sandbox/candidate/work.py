@@ -592,7 +592,6 @@ class WorkProbe:
             captured_work(graph).steps.append(CapturedLaunch(tuple(tensors if writes is None else writes)))
             return compiled
         with self._lock:
-            self._listener.used(tensors)
             before: list[_Argument] = []
 
             def snapshot() -> None:  # what the arguments hold as the kernel's programs start
