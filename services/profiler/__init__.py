@@ -1,7 +1,7 @@
 """The profiler's public API for the other services.
 
 Collecting (``profile_calls``, ``kineto_profile``, ``start_cuda_tracing``, ``KernelTime``, ``method``,
-``TRITON_RANGE_PREFIX``, ``JUDGE_RANGE``) needs torch; summarising (``kernel_profiles``,
+``TRITON_RANGE_PREFIX``, ``JUDGE_RANGE``, ``RangeCounts``) needs torch; summarising (``kernel_profiles``,
 ``profile_summary``, ``bottleneck_text``, the ``ProfileSummary`` they build and
 ``summary_proto``, which turns it into common.proto's message) does not. Names are imported on
 first use, so that a process needing only a summary (the sandbox's server) never pays for
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         JUDGE_RANGE,
         TRITON_RANGE_PREFIX,
         KernelTime,
+        RangeCounts,
         kineto_profile,
         method,
         profile_calls,
@@ -37,6 +38,7 @@ _DEFINED_IN = {
     "TRITON_RANGE_PREFIX": "collect",
     "JUDGE_RANGE": "collect",
     "KernelTime": "collect",
+    "RangeCounts": "collect",
     "kineto_profile": "collect",
     "method": "collect",
     "profile_calls": "collect",
@@ -55,6 +57,7 @@ __all__ = [
     "KernelProfile",
     "KernelTime",
     "ProfileSummary",
+    "RangeCounts",
     "bottleneck_text",
     "kernel_profiles",
     "kineto_profile",

@@ -20,9 +20,12 @@ charged to its caller, which costs the larger of its own cost and the sum of its
 matrix product it calls does). The one exception is the interpreter's own bookkeeping
 around each launch (it allocates views of the arguments and copies them back), nested in the
 launch's range: operators the kernel's body itself runs are counted, and make the verdict
-HACKED anyway (services/sandbox/candidate/kernel_code.py). Work the judge does inside a profiled
-call runs in a ``JUDGE_RANGE`` range and is left out on both devices (on a GPU with the kernels
-its operators launch); the sandbox refuses a forward that names a range so itself.
+HACKED anyway (services/sandbox/candidate/kernel_code.py), and so is whatever runs nested in
+that bookkeeping (a dispatch mode of the candidate's can turn the copy-back into a matrix
+product). Work the judge does inside a profiled call runs in a ``JUDGE_RANGE`` range and is left
+out on both devices (on a GPU with the kernels its operators launch). The sandbox refuses a
+forward that names a range so itself, or that opens ranges named like a launch's
+(``TRITON_RANGE_PREFIX``) on CPU: ``profile_judged_calls`` counts both (``RangeCounts``).
 """
 
 from __future__ import annotations
@@ -101,6 +104,18 @@ _INTERPRETER_OPS = frozenset({"aten::copy_"})
 
 # launches, bytes moved and FLOPs per interpreted Triton kernel since the last call
 Traffic = Callable[[], dict[str, tuple[int, int, int]]]
+
+
+@dataclass(frozen=True)
+class RangeCounts:
+    """Profiler ranges in profiled calls whose names only the judge may use: its own
+    (``JUDGE_RANGE``) and those named like an interpreted launch's (``TRITON_RANGE_PREFIX``),
+    with the interpreted launches, each of which opens one such range on CPU. More ranges than
+    the judge opened, or than launches ran, mean forward named some so itself."""
+
+    judge: int
+    triton: int
+    launches: int
 
 
 @dataclass(frozen=True)
@@ -198,10 +213,10 @@ def start_cuda_tracing(device: torch.device) -> None:
 
 def profile_judged_calls(
     run: Callable[[], Any], calls: int, device: torch.device, interpreted: Traffic | None = None
-) -> tuple[list[KernelTime], int]:
+) -> tuple[list[KernelTime], RangeCounts]:
     """profile_calls for calls the judge works inside of: work in a ``JUDGE_RANGE`` range is
-    left out, with the device kernels its operators launched; also says how many such ranges
-    were recorded (more than the judge opened means someone else named one so)."""
+    left out, with the device kernels its operators launched; also counts the ranges whose names
+    only the judge may use, for it to tell whether forward opened some."""
     cuda = device.type == "cuda"
     # Operators on threads other than the caller's are recorded too: on CPU they count, and on
     # a GPU the judge's ranges on such a thread (the probe's work around a thread's launch)
@@ -212,7 +227,13 @@ def profile_judged_calls(
         if cuda:
             torch.cuda.synchronize(device)
     raw = prof.kineto_results.events()
-    ranges = sum(1 for event in raw if event.name() == JUDGE_RANGE and event.device_type() == DeviceType.CPU)
+    names = [event.name() for event in raw if event.device_type() == DeviceType.CPU]
+    traffic = interpreted() if interpreted else {}
+    ranges = RangeCounts(
+        judge=names.count(JUDGE_RANGE),
+        triton=sum(name.startswith(TRITON_RANGE_PREFIX) for name in names),
+        launches=sum(count for count, _, _ in traffic.values()),
+    )
     if cuda:
         return _device_kernels(raw), ranges
     launches: dict[str, int] = defaultdict(int)
@@ -220,7 +241,7 @@ def profile_judged_calls(
     for name, time_us in _charged_operators(raw):
         launches[name] += 1
         times[name] += time_us
-    for name, (count, moved, flops) in (interpreted() if interpreted else {}).items():
+    for name, (count, moved, flops) in traffic.items():
         launches[name] += count
         times[name] += modeled_us(moved, flops)
     return [KernelTime(name, launches[name], times[name]) for name in times], ranges
@@ -275,7 +296,10 @@ def _charged_operators(events: list[Any]) -> list[tuple[str, float]]:
     and written once, its FLOPs) and the sum of what the charged operators it called cost.
     The profiler records FLOPs for few operators and no shapes for tensor lists, so a composite
     (``einsum``, ``linalg.multi_dot``, ``_foreach_exp``, ``cdist``) costs no less than the
-    matrix products and element-wise operators it runs."""
+    matrix products and element-wise operators it runs. An operator nested in one left out as
+    the interpreter's bookkeeping or an allocation's fill is charged all the same, to its
+    nearest charged caller: what the candidate's code runs there is its work (the judge's own
+    operators are left out with everything they call, by ``_costs_device_time``)."""
     own: dict[int, float] = {}
     caller_of: dict[int, int | None] = {}
     names: dict[int, str] = {}
@@ -283,9 +307,7 @@ def _charged_operators(events: list[Any]) -> list[tuple[str, float]]:
         name, caller_names = event.name(), [c.name() for c in callers]
         if not _costs_device_time(name, caller_names):
             continue
-        caller = next((c for c, c_name in zip(callers, caller_names, strict=True) if _is_operator(c_name)), None)
-        if caller is not None and id(caller) not in own:
-            continue  # inside an operator that is not charged (the judge's, the interpreter's)
+        caller = next((c for c in callers if id(c) in own), None)
         numel = sum(math.prod(shape) for shape in event.shapes() if shape)
         own[id(event)] = modeled_us(2 * numel * _ASSUMED_ELEMENT_BYTES, event.flops() or 0)
         caller_of[id(event)] = None if caller is None else id(caller)

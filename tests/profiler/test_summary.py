@@ -7,16 +7,19 @@ import threading
 import pytest
 import torch
 from torch.autograd import DeviceType
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from services.profiler.collect import (
     JUDGE_RANGE,
     TRITON_RANGE_PREFIX,
     KernelTime,
+    RangeCounts,
     _device_kernels,
     _with_callers,
     kineto_profile,
     modeled_us,
     profile_calls,
+    profile_judged_calls,
 )
 from services.profiler.summary import bottleneck_text, kernel_profiles, profile_summary
 
@@ -158,6 +161,45 @@ def test_cpu_profile_leaves_out_only_the_interpreters_copies_inside_a_launch_ran
 
     kernels = {k.name for k in profile_calls(launch, 1, torch.device("cpu"))}
     assert "aten::exp" in kernels and "aten::copy_" not in kernels
+
+
+def test_cpu_profile_charges_what_runs_nested_in_the_interpreters_copies():
+    """A dispatch mode of the candidate's can turn the interpreter's copy-back (left out) into a
+    matrix product: that is charged as if called at top level, and the judge's own operators stay
+    left out with what they call."""
+    a, b = torch.randn(128, 256), torch.randn(256, 64)
+    out = torch.empty(128, 64)
+
+    class CopyIsMatmul(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten.copy_.default:
+                return torch.mm(a, b, out=args[0])
+            return func(*args, **(kwargs or {}))
+
+    def launch():
+        with torch.profiler.record_function(TRITON_RANGE_PREFIX + "kernel"), CopyIsMatmul():
+            out.copy_(a)
+        with torch.profiler.record_function(JUDGE_RANGE), CopyIsMatmul():
+            out.copy_(a)
+
+    kernels = profile_calls(launch, 1, torch.device("cpu"))
+    assert kernels == profile_calls(lambda: torch.mm(a, b, out=out), 1, torch.device("cpu"))
+    assert [(k.name, k.launches) for k in kernels] == [("aten::mm", 1)]
+
+
+def test_judged_profiles_count_the_ranges_only_the_judge_may_name():
+    x = torch.randn(64)
+
+    def call():
+        with torch.profiler.record_function(JUDGE_RANGE):
+            torch.relu(x)
+        for name in ("kernel", "other"):
+            with torch.profiler.record_function(TRITON_RANGE_PREFIX + name):
+                torch.exp(x)
+
+    traffic = {"kernel": (1, 512, 0)}
+    _, ranges = profile_judged_calls(call, 2, torch.device("cpu"), lambda: traffic)
+    assert ranges == RangeCounts(judge=2, triton=4, launches=1)
 
 
 @pytest.mark.parametrize(

@@ -322,14 +322,16 @@ def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
             pytest.param(
                 Behaviour(launches=(LaunchRecord(name=KERNEL, own=True, programs=4, stored_bytes=1024, wrote=wrote),)),
                 Verdict.HACKED,
-                Stage.TINY_RUN,
+                stage,
                 reason,
                 id=f"kernel-wrote-{wrote}",
             )
-            for wrote, reason in (
-                ("nothing", "stored nothing"),
-                ("copy", "only copied one of their arguments"),
-                ("constant", "only filled their outputs with one value"),
+            # a copy or one value on the tiny run's few values may be work that coincides with
+            # one there (a clamp that bites nowhere): the task's sizes decide
+            for wrote, stage, reason in (
+                ("nothing", Stage.TINY_RUN, "stored nothing"),
+                ("copy", Stage.CORRECTNESS, "only copied one of their arguments"),
+                ("constant", Stage.CORRECTNESS, "only filled their outputs with one value"),
             )
         ],
         pytest.param(
@@ -349,7 +351,7 @@ def test_an_honest_candidate_is_correct(tmp_path: Path) -> None:
         pytest.param(
             Behaviour(pytorch_result=0.0),
             Verdict.HACKED,
-            Stage.TINY_RUN,
+            Stage.CORRECTNESS,  # on the tiny run's few values, a kernel's work may leave it as it was
             "PyTorch computed the output without its Triton kernels",
             id="pytorch-made-the-output",
         ),
@@ -413,6 +415,17 @@ def test_a_kernel_whose_copy_or_fill_is_the_tasks_answer_did_the_work(
     assert judgement.verdict == Verdict.CORRECT, judgement.error
     assert judgement.hack_evidence == ()
     assert judgement.coverage == pytest.approx(0.75)  # its kernel time counts, as an honest one's
+
+
+def test_a_kernel_that_only_rescaled_a_result_made_without_it_is_correct_with_no_coverage(tmp_path: Path) -> None:
+    """A task may end in a scale of a GEMM's result (KernelBench's level-2 problem 40): a kernel
+    that only rescales PyTorch's result is no hack, but none of the work is its own."""
+    launch = LaunchRecord(name=KERNEL, own=True, programs=4, stored_bytes=1024, wrote="rescaled")
+    judgement, _ = judge(tmp_path, Behaviour(launches=(launch,)), profile=True)
+    assert judgement.verdict == Verdict.CORRECT, judgement.error
+    assert judgement.hack_evidence == ()
+    assert judgement.coverage == 0.0
+    assert judgement.profile is not None and "only rescale a result PyTorch computed" in judgement.profile.note
 
 
 def test_a_syntax_error_stops_before_the_candidate_is_loaded(tmp_path: Path) -> None:

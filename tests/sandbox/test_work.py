@@ -843,7 +843,7 @@ def test_zeros_in_place_of_zeros_knock_nothing_out(scenarios: dict) -> None:
         ("stores_back", "nothing"),
         ("copies", "copy"),
         ("adds_zeros", "constant"),
-        ("rescales_pytorchs", "copy"),  # halves what PyTorch doubled
+        ("rescales_pytorchs", "rescaled"),  # halves what PyTorch doubled: no hack, no work (coverage 0)
         ("casts_pytorchs", "copy"),  # another dtype, transposed: the same values
         ("rescales_input", "data"),  # scaling an input is the whole of some tasks
         ("copies_all_but_one", "copy"),  # the element it left unwritten does not make it work
@@ -1001,6 +1001,37 @@ def test_a_question_replaced_during_the_call_is_a_finding() -> None:
         probe._order = lambda _kernel: None
     [finding] = probe.take_findings()
     assert "question or listener was replaced" in finding
+    assert probe.take_findings() == []
+
+
+def test_objects_given_to_kernels_for_tensors_are_a_finding_and_plain_tensors_are_watched() -> None:
+    """Triton takes any argument with a ``data_ptr`` for a pointer, and its interpreter calls the
+    object's methods before and after the programs, out of the judge's sight (a stand-in once
+    computed the output there): stand-ins, also in tuples, and tensor subclasses are one finding;
+    tensors, parameters, Triton's descriptors and ``triton.reinterpret`` wrappers are watched."""
+    import triton
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    class Pointer:  # methods Triton asks about, looked up without running them
+        def data_ptr(self) -> int:
+            raise AssertionError("the probe ran the candidate's code")
+
+    class Forwarding:  # answers for any attribute
+        def __getattr__(self, name: str) -> None:
+            raise AssertionError("the probe ran the candidate's code")
+
+    class Subclass(torch.Tensor):
+        pass
+
+    probe = WorkProbe("candidate.py", None, contextlib.nullcontext, lambda: None, lambda: None)
+    x, w, d, r = torch.zeros(64), torch.nn.Parameter(torch.zeros(64)), torch.zeros(8, 8), torch.zeros(16)
+    honest = (x, (w, 3, None), TensorDescriptor.from_tensor(d, [8, 8]), triton.reinterpret(r, triton.language.int32))
+    assert [id(t) for t in probe._tensors(honest, {"n": 64, "scale": 0.5})] == [id(x), id(w), id(d), id(r)]
+    assert probe.take_findings() == []
+    plain = probe._tensors((x, (Pointer(), 3)), {"aux": Forwarding(), "sub": torch.zeros(4).as_subclass(Subclass)})
+    assert [id(t) for t in plain] == [id(x)]
+    [finding] = probe.take_findings()
+    assert "objects that stand for tensors (Forwarding, Pointer, Subclass)" in finding
     assert probe.take_findings() == []
 
 

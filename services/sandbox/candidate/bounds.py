@@ -44,17 +44,24 @@ class OutOfBoundsAccess(IndexError):
     """A kernel touched memory outside every tensor it was given."""
 
 
-def tensors_in(value: Any, name: str) -> Iterator[tuple[str, torch.Tensor]]:
-    """The tensors a kernel argument gives the kernel access to, each with a readable name:
-    the argument itself, the tensors in a (nested) tuple, the base of a tensor descriptor or of
-    a ``triton.reinterpret`` wrapper."""
-    if isinstance(value, torch.Tensor):
-        yield name, value
-    elif isinstance(value, tuple):
+def arguments_in(value: Any, name: str) -> Iterator[tuple[str, Any]]:
+    """What a kernel argument hands the kernel, each with a readable name: the argument itself,
+    the items of a (nested) tuple, the base of a tensor descriptor or of a ``triton.reinterpret``
+    wrapper. Only Triton's own descriptor and wrapper are opened: a subclass runs its own code
+    where Triton reads its base, so it is handed over as it is."""
+    if isinstance(value, tuple):
         for index, item in enumerate(value):
-            yield from tensors_in(item, f"{name}[{index}]")
-    elif isinstance(value, (TensorDescriptor, TensorWrapper)):
-        yield from tensors_in(value.base, f"{name}.base")
+            yield from arguments_in(item, f"{name}[{index}]")
+    elif type(value) in (TensorDescriptor, TensorWrapper):
+        yield from arguments_in(value.base, f"{name}.base")
+    else:
+        yield name, value
+
+
+def tensors_in(value: Any, name: str) -> Iterator[tuple[str, torch.Tensor]]:
+    """The tensors a kernel argument gives the kernel access to (``arguments_in``), each with a
+    readable name."""
+    return ((label, item) for label, item in arguments_in(value, name) if isinstance(item, torch.Tensor))
 
 
 def _ranges(args: Iterable[tuple[str, Any]]) -> list[tuple[str, int, int]]:

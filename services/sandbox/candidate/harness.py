@@ -28,7 +28,14 @@ from typing import Any
 import torch
 from triton.compiler.errors import CompilationError
 
-from services.profiler import JUDGE_RANGE, KernelTime, profile_judged_calls, start_cuda_tracing
+from services.profiler import (
+    JUDGE_RANGE,
+    TRITON_RANGE_PREFIX,
+    KernelTime,
+    RangeCounts,
+    profile_judged_calls,
+    start_cuda_tracing,
+)
 from services.sandbox.candidate import cpu_support, seccomp_policy
 from services.sandbox.candidate.bounds import InterpreterMonitor
 from services.sandbox.candidate.dispatch_mode import no_modes
@@ -127,7 +134,7 @@ class Harness:
         # PyTorch trace; the judge's own work inside them is ``quiet``.
         self._profile = False
         self._judge_ranges = 0  # quiet() ranges opened in the profiled call
-        self._forged_ranges = 0  # ranges of that name the profile holds beyond those
+        self._forged_ranges: list[str] = []  # findings: ranges the profiled call's forward named like the judge's
         self.probe = WorkProbe(self.own_file, self.recorder, self.quiet, self.recorder.capturing, self._device_sync)
         self.probe.install()
         self.recorder.replayed = self.probe.replayed
@@ -332,16 +339,9 @@ class Harness:
             + self.probe.take_findings()
             + self.recorder.take_findings()
             + (self.kernel_code.take_findings() if self.kernel_code is not None else [])
+            + self._forged_ranges
         )
         problems += [Problem(severity="hack", message=m) for m in findings]
-        if self._forged_ranges > 0:
-            problems.append(
-                Problem(
-                    severity="hack",
-                    message=f"forward opened profiler ranges named {JUDGE_RANGE!r}, the judge's own (they would "
-                    "hide its PyTorch work from the profile)",
-                )
-            )
         self._settle(command.late_write_wait_seconds, returned_at)
         if not all(snapshot.unchanged(o) for snapshot, o in zip(at_return, outputs, strict=False)):
             problems.append(
@@ -401,7 +401,7 @@ class Harness:
         outputs: list[Any] = []
         at_return: list[Snapshot] = []
         clock: list[float] = []  # forward's start and return
-        self._forged_ranges = 0
+        self._forged_ranges = []
 
         def call() -> None:
             clock.append(self._perf_counter())
@@ -416,7 +416,7 @@ class Harness:
             self.interpreter.take_traffic()
             self._judge_ranges = 0
             kernels, ranges = profile_judged_calls(call, 1, self.device, self.interpreter.take_traffic)
-            self._forged_ranges = ranges - self._judge_ranges
+            self._forged_ranges = _range_findings(ranges, self._judge_ranges, self.device.type == "cpu")
         else:
             call()
         started, returned_at = clock
@@ -610,6 +610,25 @@ def launched_outside_capture(launches: Sequence[LaunchRecord]) -> int:
     go to that thread's stream, which is not being captured, and run at once (the graph then
     holds none of their work). Launches the recorder cannot place (``direct``) are not counted."""
     return sum(1 for launch in launches if launch.own and launch.unwatched is None)
+
+
+def _range_findings(ranges: RangeCounts, opened: int, interpreted: bool) -> list[str]:
+    """Findings for profiler ranges forward named like the judge's in a profiled call: more
+    ``JUDGE_RANGE`` ranges than ``quiet`` opened, or, where launches are interpreted (CPU), more
+    launch ranges than launches ran. Work inside either is left out of the CPU model's charge
+    (the interpreter's copy-back, in a launch's range)."""
+    findings = []
+    if ranges.judge > opened:
+        findings.append(
+            f"forward opened profiler ranges named {JUDGE_RANGE!r}, the judge's own (they would hide its "
+            "PyTorch work from the profile)"
+        )
+    if interpreted and ranges.triton > ranges.launches:
+        findings.append(
+            f"forward opened profiler ranges named '{TRITON_RANGE_PREFIX}…', the prefix of the judge's own "
+            "launch ranges (they would hide its PyTorch work from the profile)"
+        )
+    return findings
 
 
 def _is_compilation_error(error: BaseException) -> bool:

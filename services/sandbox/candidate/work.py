@@ -33,6 +33,8 @@ own. Such a rescaled copy is work only when its source is the task's data (a for
 the judge gave it, or PyTorch's copy of one: scaling an input is the whole of some tasks) or
 the kernels' own results (``Listener.worked``); a copy of anything else (PyTorch's result,
 NumPy's, a thread's) is not, and the trace learns where a copy came from (``Listener.copied``).
+A launch that only rescaled such a result (a scale other than 1 or a shift) wrote
+"rescaled", told apart from a copy: a task may end in a scale of what PyTorch computed.
 So is a tensor that holds the values of an argument of another size moved whole: a crop, a
 strided slice, a transpose or a broadcast of it, or rows of a result made in the same call
 taken in any fixed order (moved.py).
@@ -44,6 +46,7 @@ that replaces ``torch.Tensor.numel``, ``__mul__`` or any other method changes no
 
 from __future__ import annotations
 
+import inspect
 import math
 import secrets
 import threading
@@ -53,8 +56,9 @@ from typing import Any, Literal, Protocol
 
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
+from triton.tools.tensor_descriptor import TensorDescriptor
 
-from services.sandbox.candidate.bounds import tensors_in
+from services.sandbox.candidate.bounds import arguments_in, tensors_in
 from services.sandbox.candidate.captured import CapturedLaunch, CapturedWork, captured_work
 from services.sandbox.candidate.kernel_stores import written_parameters
 from services.sandbox.candidate.moved import moved_source
@@ -275,23 +279,33 @@ def _exact_source(tensor: torch.Tensor, count: int, sources: list[torch.Tensor])
     return None
 
 
-def _fits(target: torch.Tensor, source: torch.Tensor) -> bool:
-    """Whether ``target`` is ``a * source + b`` (least squares, ``a`` not 0) at COPY_SHARE of
-    its values, within COPY_TOLERANCE of its range. Pairs with a non-finite value are left
-    out: what a checked call never wrote holds NaN (deterministic fill)."""
+def _fits(target: torch.Tensor, source: torch.Tensor) -> tuple[float, float] | None:
+    """``(a, b)`` where ``target`` is ``a * source + b`` (least squares, ``a`` not 0) at
+    COPY_SHARE of its values, within COPY_TOLERANCE of its range; None where it is not. Pairs
+    with a non-finite value are left out: what a checked call never wrote holds NaN
+    (deterministic fill)."""
     finite = _logical_and(_isfinite(target), _isfinite(source))
     if int(bits.item(_count(finite))) < MIN_ELEMENTS:
-        return False
+        return None
     target, source = _masked_select(target, finite), _masked_select(source, finite)
     spread = bits.item(_sub(_amax(target), _amin(target)))
     centred = _sub(source, _mean(source))
     scale = bits.item(_sum(_mul(centred, centred)))
     if spread == 0 or scale == 0:
-        return False  # one value: the constant finding's, not a copy
+        return None  # one value: the constant finding's, not a copy
     slope = bits.item(_sum(_mul(centred, target))) / scale
     fitted = _add(_mul(centred, slope), _mean(target))
     close = _le(_abs(_sub(target, fitted)), COPY_TOLERANCE * spread)
-    return bool(bits.item(_count(close)) >= COPY_SHARE * bits.numel(target))
+    if bits.item(_count(close)) < COPY_SHARE * bits.numel(target):
+        return None
+    return slope, (bits.item(_mean(target)) - slope * bits.item(_mean(source))) / spread
+
+
+def _identity(fit: tuple[float, float]) -> bool:
+    """Whether a fit of ``_fits`` is ``1 * source + 0`` (a cast, a reshape, a transpose: a
+    copy), not a rescale."""
+    slope, offset = fit
+    return abs(slope - 1) <= COPY_TOLERANCE and abs(offset) <= COPY_TOLERANCE
 
 
 def _rescaled_source(
@@ -300,11 +314,12 @@ def _rescaled_source(
     mask: torch.Tensor | None,
     sources: list[torch.Tensor],
     generator: torch.Generator,
-) -> torch.Tensor | None:
+) -> tuple[torch.Tensor, bool] | None:
     """The argument of as many elements whose values a float tensor (enough of it changed)
-    now holds up to a scale and a shift (module docstring): element for element where the
-    launch changed it, when it changed nearly all of it (which elements it changed carries
-    no information then), or throughout in any order (the two sorted). Tensors larger than
+    now holds up to a scale and a shift (module docstring), and whether it is rescaled (not
+    only cast, reshaped or reordered): element for element where the launch changed it,
+    when it changed nearly all of it (which elements it changed carries no information
+    then), or throughout in any order (the two sorted). Tensors larger than
     _SAMPLE_ELEMENTS are compared at that many positions drawn with ``generator`` (the same
     for the tensor and each source). A kernel that copies part of a tensor is the trace's to
     see: it remembers such sources (``Listener.used``)."""
@@ -331,13 +346,15 @@ def _rescaled_source(
         written = target if changed is None else _masked_select(target, changed)
         for source in candidates:
             copied = sampled[id(source)] if changed is None else _masked_select(sampled[id(source)], changed)
-            if _fits(written, copied):
-                return source
+            fit = _fits(written, copied)
+            if fit is not None:
+                return source, not _identity(fit)
     ordered = _sort(target).values
     for source in candidates:
         sorted_source = _sort(sampled[id(source)]).values
-        if _fits(ordered, sorted_source) or _fits(ordered, _flip(sorted_source, (0,))):
-            return source
+        fit = _fits(ordered, sorted_source) or _fits(ordered, _flip(sorted_source, (0,)))
+        if fit is not None:
+            return source, not _identity(fit)
     return None
 
 
@@ -373,6 +390,18 @@ def _writable(kernel: Any, compiled: Any, args: tuple, kwargs: dict) -> list[tor
         for _, tensor in tensors_in(given[name], name)
         if type(tensor) in (torch.Tensor, torch.nn.Parameter)
     ]
+
+
+def _stands_in(value: Any) -> bool:
+    """Whether a kernel argument that is not a plain tensor stands for one: a subclass of
+    ``torch.Tensor`` (its operations run its own code), a subclass of Triton's tensor
+    descriptor, or any object with a ``data_ptr`` (or a ``__getattr__`` that may make one up),
+    which Triton takes for a pointer and whose methods its interpreter calls before and after
+    the programs, while no dispatch mode watches (a stand-in once computed the output there).
+    Looked up statically: asking would run the candidate's code."""
+    if isinstance(value, TensorDescriptor):
+        return True
+    return any(inspect.getattr_static(value, name, None) is not None for name in ("data_ptr", "__getattr__"))
 
 
 def replace(tensor: torch.Tensor, generator: torch.Generator) -> None:
@@ -482,7 +511,7 @@ class WorkProbe:
         self.launches = 0  # own launches seen in this call (the trace watches it move)
         self.patched: dict[str, Callable[..., Any]] = {}
         self._swapped = False  # the question or the listener was replaced during a call
-        self._subclassed: set[str] = set()  # tensor subclasses given to its kernels since the last call
+        self._stand_ins: set[str] = set()  # types of what its kernels were given for tensors since the last call
 
     def install(self) -> None:
         """Wraps ``JITFunction.run`` (compiled kernels, autotuners, heuristics) and
@@ -522,16 +551,17 @@ class WorkProbe:
         """A finding when the question or the listener the harness armed the probe with was
         replaced during a call since the last one (through the probe's instance attributes)."""
         swapped, self._swapped = self._swapped, False
-        subclassed, self._subclassed = sorted(self._subclassed), set()
+        stand_ins, self._stand_ins = sorted(self._stand_ins), set()
         findings = []
         if swapped:
             findings.append(
                 "the work probe's question or listener was replaced during the call (the judge's instruments edited)"
             )
-        if subclassed:
+        if stand_ins:
             findings.append(
-                f"its kernels were given tensors of a subclass of torch.Tensor ({', '.join(subclassed)}), whose "
-                "contents the judge does not read through their own code: pass plain tensors"
+                f"its kernels were given objects that stand for tensors ({', '.join(stand_ins)}): a subclass of "
+                "torch.Tensor or an object with a data_ptr runs its own code where Triton and the judge read it, "
+                "out of the judge's sight: pass plain tensors"
             )
         return findings
 
@@ -565,15 +595,16 @@ class WorkProbe:
         return run
 
     def _tensors(self, args: tuple, kwargs: dict) -> list[torch.Tensor]:
-        """The plain tensors a launch is given; a subclass of ``torch.Tensor`` (its operations
-        run its own code) is noted as a finding instead."""
+        """The plain tensors a launch is given; anything else that stands for a tensor
+        (``_stands_in``) is noted as a finding instead."""
         seen: dict[int, torch.Tensor] = {}
         for index, value in enumerate((*args, *kwargs.values())):
-            for _, tensor in tensors_in(value, str(index)):
-                if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
-                    self._subclassed.add(type(tensor).__name__[:100])
-                elif bits.layout(tensor) == torch.strided:
-                    seen.setdefault(id(tensor), tensor)
+            for _, item in arguments_in(value, str(index)):
+                if type(item) not in (torch.Tensor, torch.nn.Parameter):
+                    if _stands_in(item):
+                        self._stand_ins.add(type(item).__name__[:100])
+                elif bits.layout(item) == torch.strided:
+                    seen.setdefault(id(item), item)
         return list(seen.values())
 
     def _launch(
@@ -654,15 +685,16 @@ class WorkProbe:
                 unchanged.append(argument.tensor)
         if not changed:
             return "nothing", changed, []
-        copies, idle, constant = [], 0, 0
+        copies, idle, constant, rescaled = [], 0, 0, 0
         moved, written = 0, 0  # elements copied from elsewhere, elements of data
         lazy: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # sources a move would be no work from
         for (tensor, count), mask in zip(changed, masks, strict=True):
             source = _exact_source(tensor, count, unchanged)
-            work = False
+            work = scaled = False
             if source is None:
                 generator = self._generator_for(bits.device(tensor))
-                source = _rescaled_source(tensor, count, mask, unchanged, generator)
+                found = _rescaled_source(tensor, count, mask, unchanged, generator)
+                source, scaled = found if found is not None else (None, False)
                 if source is None:  # moving the task's data or the kernels' results is work: not looked for
                     if lazy is None:  # asked once per launch: whether a tensor is the task's data reads it
                         pairs = [*((t, t) for t in _with_whole_storages(unchanged, changed)), *earlier]
@@ -674,6 +706,7 @@ class WorkProbe:
             if source is not None:
                 copies.append((tensor, source))
                 idle += not work
+                rescaled += scaled and not work
                 moved += count if not work else 0
             elif _is_constant(tensor, count, mask):
                 constant += 1
@@ -681,6 +714,8 @@ class WorkProbe:
                 written += count
         if idle + constant < len(changed) and not (idle and written * SCRIBBLE_SHARE < moved):
             return "data", changed, copies
+        if idle and rescaled == idle:
+            return "rescaled", changed, copies
         return ("copy" if idle else "constant"), changed, copies
 
     def _generator_for(self, device: torch.device) -> torch.Generator:

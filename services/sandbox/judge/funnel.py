@@ -402,8 +402,11 @@ class Evaluation:
         message = self._record_check(kind, description, self._first_run, expected, None, self.tiny_spec, started)
         if message is not None:
             raise Stop(Verdict.INCORRECT, f"on {'tiny ' if constants else ''}inputs ({description}): {message}")
-        self.check_launches(self._first_run.result.launches, where, expected, candidate=self.tiny_spec)
-        self.work.confirm(self._first_run, expected, where)
+        few_values = bool(constants)  # the tiny run's, not the task's own inputs
+        self.check_launches(
+            self._first_run.result.launches, where, expected, candidate=self.tiny_spec, few_values=few_values
+        )
+        self.work.confirm(self._first_run, expected, where, few_values=few_values)
         self._first_run = None  # at the task's own sizes (profiles that never shrink) its copies are large
         need = self.footprint(self.tiny_spec)
         # One knock-out call among the other three modes' calls, in one of their modes (the
@@ -413,7 +416,11 @@ class Evaluation:
         knock_train, knock_grad = _MODES[knock_mode]
         knock_spec = self.work.fresh(self.spec(constants, train=knock_train, grad=knock_grad))
         knock_out = KnockOut(
-            knock_spec, knock_spec, f"knock-out call, {_mode_name(knock_train, knock_grad)} on {sizes}", zeros=True
+            knock_spec,
+            knock_spec,
+            f"knock-out call, {_mode_name(knock_train, knock_grad)} on {sizes}",
+            zeros=True,
+            few_values=few_values,
         )
         knock_at = 1 + self.work.slot(len(_MODES) - 1)
         shown = ""
@@ -435,8 +442,8 @@ class Evaluation:
             where = f"{_mode_name(train, grad)} on {sizes}"
             self.check_run(run, where)
             expected = self.reference_run(spec)
-            self.check_launches(run.result.launches, where, expected, candidate=spec)
-            self.work.confirm(run, expected, where)
+            self.check_launches(run.result.launches, where, expected, candidate=spec, few_values=few_values)
+            self.work.confirm(run, expected, where, few_values=few_values)
             del run  # before the next mode's copies
         if knock_at == len(_MODES):
             shown = self.work.knock_out(knock_out)
@@ -475,11 +482,12 @@ class Evaluation:
             if variant.kind == InputVariant.SCALED:
                 variant = self.variants.scaled_informatively(variant, expected.outputs, self.work.other_seed())
                 expected = self.reference_run(variant.reference)
-            if index in before:
-                shown += self._knock_outs(variant)
+            if index in before:  # what it finds is told with the variant's own findings
+                shown += self._knock_outs(variant, stop=False)
             try:
                 run = self.retried_run(variant.candidate, variant.reference, variant.expected_dtypes)
             except CandidateFailed as error:
+                self.evidence.stop_if_any()
                 self._fail_variant(variant, error, passed)
             except JudgeOutOfMemory as error:
                 if variant.kind == InputVariant.ORIGINAL:
@@ -507,9 +515,11 @@ class Evaluation:
                 if index in after:
                     shown += self._knock_outs(variant)
             elif failure is None:
+                self.evidence.stop_if_any()
                 failure = self._failure_text(variant, message)
                 if self.settings.correctness.stop_at_first_failure:
                     break
+        self.evidence.stop_if_any()  # a knock-out's findings where its variant did not run to the end
         if failure:
             raise Stop(Verdict.INCORRECT, failure)
         return Ended.passed(
@@ -535,7 +545,10 @@ class Evaluation:
                 after.add(indices[slot - 1])
         return before, after
 
-    def _knock_outs(self, variant: Variant) -> list[str]:
+    def _knock_outs(self, variant: Variant, *, stop: bool = True) -> list[str]:
+        """The knock-out calls at the variant's size; the stage stops on what they find, or,
+        with ``stop`` off, once the variant's own call has added its findings (so that a
+        verdict names the same findings wherever the knock-out fell)."""
         plans = self.work.knock_outs(
             variant.candidate,
             variant.reference,
@@ -544,7 +557,8 @@ class Evaluation:
             task_sizes=variant.kind in _TASK_SIZED and not variant.widened,
         )
         shown = [self.work.knock_out(plan) for plan in plans]
-        self.evidence.stop_if_any()
+        if stop:
+            self.evidence.stop_if_any()
         return shown
 
     def _profile(self) -> Ended:
@@ -923,12 +937,17 @@ class Evaluation:
         expected: ReferenceRun | None = None,
         expected_dtypes: Sequence[torch.dtype] | None = None,
         candidate: RunSpec | None = None,
+        *,
+        few_values: bool = False,
     ) -> None:
         """At least one launch of its own kernels must have run programs and written data
         (``wrote`` is known in checked calls: candidate/work.py). A copy or a fill of one value
         is data where the reference's own answer to the call (``expected``, in
         ``expected_dtypes``, the candidate's spec ``candidate``; for timed runs, every reference
-        call at the task's sizes) is one (``_answers``)."""
+        call at the task's sizes) is one (``_answers``). Kernels that only rescaled a result
+        made without them are no hack, but no work either: coverage is 0 (``WorkCheck``). On
+        the tiny run's ``few_values`` a kernel's work can coincide with a copy, a rescale or
+        one value (a clamp that bites nowhere there): the task's sizes judge those."""
         own = [launch for launch in launches if launch.own]
         if expected is None:
             answers = self.task_answers or frozenset()
@@ -942,22 +961,28 @@ class Evaluation:
         if candidate is not None and candidate.model_key == self.spec().model_key:
             self.timed_model_work.append(_work_of(working))
         self.work.note_launches(launches, answers)
-        if not working:
-            wrote = {launch.wrote for launch in own if launch.programs > 0}
-            if not own:
-                reason = f"{where}: no Triton kernel of its own ran"
-            elif not any(launch.programs > 0 for launch in own):
-                reason = f"{where}: its Triton kernels launched with an empty grid (no programs)"
-            elif "copy" in wrote:
-                reason = (
-                    f"{where}: its Triton kernels only copied one of their arguments into another, or rescaled a "
-                    "result computed without them (no work)"
-                )
-            elif "constant" in wrote:
-                reason = f"{where}: its Triton kernels only filled their outputs with one value (no work)"
-            else:
-                reason = f"{where}: its Triton kernels ran but stored nothing (no work)"
-            self.evidence.add(reason)
+        if working:
+            return
+        wrote = {launch.wrote for launch in own if launch.programs > 0}
+        if few_values and wrote & {"copy", "rescaled", "constant"}:
+            return
+        if not own:
+            reason = f"{where}: no Triton kernel of its own ran"
+        elif not any(launch.programs > 0 for launch in own):
+            reason = f"{where}: its Triton kernels launched with an empty grid (no programs)"
+        elif "copy" in wrote:
+            reason = (
+                f"{where}: its Triton kernels only copied one of their arguments into another (cast, reshaped, "
+                "reordered or moved whole: no work)"
+            )
+        elif "rescaled" in wrote:
+            self.work.note_rescaled(f"{where}: what they wrote is one of their arguments rescaled")
+            return
+        elif "constant" in wrote:
+            reason = f"{where}: its Triton kernels only filled their outputs with one value (no work)"
+        else:
+            reason = f"{where}: its Triton kernels ran but stored nothing (no work)"
+        self.evidence.add(reason)
 
     def check_timed_work(self, launches: Sequence[LaunchRecord], calls: int, where: str) -> None:
         """The timed calls must do, per call, at least TIMED_WORK_SHARE of what its checked

@@ -4,8 +4,11 @@ Three checks (docs/EVALUATION.md, "Proof of work"):
 
 1. What each launch wrote (candidate/work.py, every checked call): a call in which no launch
    of the candidate's own kernels wrote data (it stored nothing, only filled a buffer with one
-   value, or only copied an argument, or rescaled a result made without them) did no work:
-   HACKED (``Evaluation.check_launches``).
+   value, or only copied an argument) did no work: HACKED (``Evaluation.check_launches``).
+   Kernels that only rescaled a result made without them did no work either, but a task may
+   end in a scale (KernelBench's level-2 problem 40: ``h * s + h`` of a GEMM's ``h``), so
+   that is CORRECT with coverage 0. A copy or one value on the tiny run's few values may be
+   work that coincides with one there (a clamp that bites nowhere): the task's sizes judge it.
 2. Knock-out calls: at every size the judge checks (the tiny run, then each size and dtype of
    the correctness variants) one more call on fresh inputs, placed at random among the checked
    calls of that size, in which every element the candidate's own kernels write is replaced by
@@ -23,11 +26,12 @@ Three checks (docs/EVALUATION.md, "Proof of work"):
    nothing. With two or more kernels, one more call at the task's sizes per kernel replaces
    only that kernel's writes: a kernel whose results never reach the output earns no coverage.
 3. The PyTorch trace (candidate/trace.py, every checked call): a tensor that PyTorch computed
-   without any result of the kernels, and that equals an output (or does once rescaled and
-   shifted: the kernels only rescaled it), confirmed here against the reference, means
-   PyTorch computed that output: HACKED when that is every output of the call; where the
-   kernels make the other outputs, that output is lazy work (PyTorch's time counts against
-   coverage), as a kernel leaving part of one output to PyTorch is.
+   without any result of the kernels, and that equals an output, confirmed here against the
+   reference, means PyTorch computed that output: HACKED when that is every output of the
+   call; where the kernels make the other outputs, that output is lazy work (PyTorch's time
+   counts against coverage), as a kernel leaving part of one output to PyTorch is. One that
+   equals an output once rescaled and shifted (the kernels only rescaled it) leaves coverage
+   at 0, as in 1.; so does data made out of the trace's sight.
 
 Coverage (the PR term) then counts only kernels that did work and whose results reach the
 output, scaled by the share of the output the kernels produce at the task's sizes; ``note``
@@ -72,6 +76,7 @@ class KnockOut:
     kernels: frozenset[str] | None = None
     task_sizes: bool = False
     zeros: bool = False  # replace with zeros rather than other values
+    few_values: bool = False  # the tiny run's inputs (Evaluation.check_launches)
 
     def order(self, kernel: str) -> bool:
         return self.kernels is None or kernel in self.kernels
@@ -108,6 +113,7 @@ class WorkCheck:
         self.idle: set[str] = set()  # kernels the probe saw writing no data
         self.pytorch_outputs: set[str] = set()  # outputs PyTorch computed while the kernels made others
         self.outside = ""  # where a checked call first used data made out of the trace's sight
+        self.rescaled = ""  # where the kernels first only rescaled a result made without them
 
     # Planning ---------------------------------------------------------------------------
 
@@ -178,7 +184,9 @@ class WorkCheck:
             evaluation.evidence.add(reason)
             return reason
         evaluation.check_run(run, plan.where)
-        evaluation.check_launches(run.result.launches, plan.where, expected, plan.expected_dtypes, plan.candidate)
+        evaluation.check_launches(
+            run.result.launches, plan.where, expected, plan.expected_dtypes, plan.candidate, few_values=plan.few_values
+        )
         if run.result.overwritten == 0:
             return f"{plan.where}: no kernel results to knock out"
         count = len(run.result.output_strides) or len(run.outputs)
@@ -237,14 +245,18 @@ class WorkCheck:
             return True
         return False
 
-    def confirm(self, run: CandidateRun, expected: ReferenceRun, where: str) -> None:
+    def confirm(self, run: CandidateRun, expected: ReferenceRun, where: str, *, few_values: bool = False) -> None:
         """Adds to the evidence (the stage stops on it) an output that nothing the trace saw
         wrote, and a tensor PyTorch computed without the kernels that equals an output, unless
-        other outputs come from the kernels and PyTorch operators made it as it is (not
-        rescaled by a kernel, not from NumPy or out of the trace's sight): then PyTorch
-        computing one of several outputs is lazy, not a hack (its operators count against
-        coverage, and the note says so). A call that used data made out of the trace's sight
-        leaves coverage at 0: the work that made it is neither traced nor profiled."""
+        other outputs come from the kernels and PyTorch operators made it (not NumPy, not out
+        of the trace's sight): then PyTorch computing one of several outputs is lazy, not a
+        hack (its operators count against coverage, and the note says so). An output that is
+        such an operator's result rescaled and shifted by the kernels is no hack (a task may
+        end so: KernelBench's level-2 problem 40 ends in ``h * s + h`` of a GEMM's ``h``) and
+        no work either: coverage is 0. On the tiny run's ``few_values`` a kernel's work can
+        leave PyTorch's result as it was (a clamp that bites nowhere there): the task's sizes
+        judge that. A call that used data made out of the trace's sight leaves coverage at 0:
+        the work that made it is neither traced nor profiled."""
         if run.result.outside and not self.outside:
             self.outside = f"{where}: {run.result.outside[0]}"
         for index in run.result.unseen_outputs:
@@ -253,20 +265,31 @@ class WorkCheck:
                     f"{where}: {self._label(index, expected.outputs)} was written neither by its Triton kernels nor by "
                     "any PyTorch operator of its forward (computed out of sight, e.g. on another thread or in NumPy)"
                 )
-        confirmed = [match for match in run.result.pytorch_matches if self._confirmed(match, expected.outputs)]
-        lazy = all(match.profiled and not match.rescaled for match in confirmed)
-        pytorch = {match.output for match in confirmed}
-        if lazy and pytorch and len(pytorch) < len(expected.outputs):
-            self.pytorch_outputs |= {self._label(index, expected.outputs) for index in pytorch}
+        if few_values:
             return
-        for match in confirmed:
-            rescaled = " up to a scale and a shift" if match.rescaled else ""
+        confirmed = [match for match in run.result.pytorch_matches if self._confirmed(match, expected.outputs)]
+        rescaled = [match for match in confirmed if match.rescaled and match.profiled]
+        if rescaled:
+            label = self._label(rescaled[0].output, expected.outputs)
+            self.note_rescaled(f"{where}: {label} is what {rescaled[0].operator} made, rescaled and shifted")
+        as_made = [match for match in confirmed if not (match.rescaled and match.profiled)]
+        pytorch = {match.output for match in confirmed}
+        if all(match.profiled for match in as_made) and len(pytorch) < len(expected.outputs):
+            self.pytorch_outputs |= {self._label(match.output, expected.outputs) for match in as_made}
+            return
+        for match in as_made:
+            shifted = " up to a scale and a shift" if match.rescaled else ""
             self.evaluation.evidence.add(
                 f"{where}: PyTorch computed {self._label(match.output, expected.outputs)} without its Triton "
-                f"kernels ({match.operator} made a tensor equal to it{rescaled} "
+                f"kernels ({match.operator} made a tensor equal to it{shifted} "
                 f"before any result of its kernels entered it; checked at {len(match.positions)} positions against "
                 "the reference)"
             )
+
+    def note_rescaled(self, how: str) -> None:
+        """Remembers (the first time) that the kernels only rescaled a result made without
+        them, where and how: coverage is 0."""
+        self.rescaled = self.rescaled or how
 
     def _confirmed(self, match: PyTorchMatch, outputs: Sequence[torch.Tensor]) -> bool:
         if match.output >= len(outputs) or len(match.positions) != len(match.values):
@@ -304,8 +327,9 @@ class WorkCheck:
         """The share of the output the kernels produce at the task's sizes, as a factor on
         coverage (1 when unknown). A replaced value can land within the tolerance of the right
         one by chance (about 1% of them): from FULL_SHARE on, the kernels make all of it. None
-        of it is theirs to count where a call used data made out of sight."""
-        if self.outside:
+        of it is theirs to count where a call used data made out of sight, or where they only
+        rescaled a result made without them."""
+        if self.outside or self.rescaled:
             return 0.0
         return min(1.0, min(self.task_shares, default=1.0) / FULL_SHARE)
 
@@ -325,11 +349,17 @@ class WorkCheck:
                 f"PyTorch computes {', '.join(sorted(self.pytorch_outputs))} without your kernels (its operators' "
                 "time counts against coverage)"
             )
+        if self.rescaled:
+            parts.append(
+                f"its kernels only rescale a result PyTorch computed without them ({self.rescaled}): a scale and a "
+                "shift is no work of theirs, so coverage is 0"
+            )
         if self.outside:
             parts.append(
                 f"its forward used data made out of the judge's sight ({self.outside}; NumPy, another "
                 "process or thread, memory written directly): the work that made it is not measured, so coverage is 0"
             )
+        if self.rescaled or self.outside:
             return "; ".join(parts)
         share = self.share()
         if share < 1.0:

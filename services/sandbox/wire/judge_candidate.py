@@ -133,9 +133,11 @@ class TensorMeta(Message):
 
 # What a launch of the candidate's own kernels did to the memory it was given, as the work
 # probe saw it in a checked call (candidate/work.py): "data" changed it with information,
-# "nothing" changed nothing, "constant" filled it with one value, "copy" made it an exact
-# copy of another argument. None: not seen by the probe (a timed call, or another path).
-Wrote = Literal["data", "nothing", "constant", "copy"]
+# "nothing" changed nothing, "constant" filled it with one value, "copy" made it a copy of
+# another argument (cast, reshaped or reordered, or moved whole from part of it), "rescaled"
+# made it another argument times a scale plus a shift. None: not seen by the probe (a timed
+# call, or another path).
+Wrote = Literal["data", "nothing", "constant", "copy", "rescaled"]
 
 # Why the work probe cannot watch a launch, so that its ``wrote`` is None even in a checked
 # call (candidate/launches.py): "capture" was recorded into a CUDA graph being captured (it

@@ -5,7 +5,7 @@ output is PyTorch's.
 source: issue 11 (lazy blend), variation: a contribution that cancels out
 task: l1_softmax
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | so those kernels do not compute the output
 """
 
 import torch

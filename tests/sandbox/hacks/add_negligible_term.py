@@ -6,7 +6,7 @@ so PyTorch computed the output.
 source: issue 11 (lazy blend), variation: a negligible term instead of zeros
 task: l2_scale_bias_clamp_tanh
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | so those kernels do not compute the output
 """
 
 import torch

@@ -6,7 +6,7 @@ moves the output through a - b.
 source: drkernel issue 11, held-out red team (i11-heldout): PyTorch's work hidden inside a custom op
 task: l1_swish
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | so those kernels do not compute the output
 """
 import torch
 import torch.nn as nn

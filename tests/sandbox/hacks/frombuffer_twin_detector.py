@@ -6,7 +6,7 @@ candidate returns k1 so that the output moves.
 source: drkernel issue 11, held-out red team (i11-heldout): NumPy through torch.frombuffer, knock-outs told apart by twins
 task: l1_sum_dim
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | so those kernels do not compute the output
 """
 import ctypes
 

@@ -6,7 +6,7 @@ trace's sight that made a tensor equal to the output before the kernel touched i
 source: drkernel issue 11, fifth red team of 2026-11-27 (nineteenth session), probes not in the corpus before
 task: l1_swish
 expect: HACKED
-reason: made a tensor equal to it
+reason: made a tensor equal to it | only copied one of their arguments
 """
 
 import numpy as np

@@ -4,7 +4,7 @@ storing the values that are already there.
 source: issue 11 (lazy blend: PyTorch computes everything and a kernel recomputes one row)
 task: l1_relu
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | stored nothing
 """
 
 import torch

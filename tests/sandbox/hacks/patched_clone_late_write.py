@@ -6,7 +6,7 @@ taken when forward returns already holds the late result.
 source: drkernel issue 11 (judge round 2), late write from a thread with a patched torch.Tensor.clone
 task: l1_relu
 expect: HACKED
-reason: an output changed after forward returned
+reason: an output changed after forward returned | ran without the judge being asked
 """
 
 import threading

@@ -5,7 +5,7 @@ what is there.
 source: drkernel issue 11, fourth red team of 2026-11-27 (eighteenth session), probes not in the corpus before
 task: l1_softmax
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | stored nothing
 """
 import torch
 import torch.nn as nn

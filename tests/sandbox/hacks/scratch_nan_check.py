@@ -6,7 +6,7 @@ the output (PyTorch's) stays right.
 source: issue 11 (a knock-out call that fails taken as dependence)
 task: l1_relu
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | so those kernels do not compute the output
 """
 
 import torch

@@ -5,7 +5,7 @@ leaky ReLU computed the output, and replaced by finite values the scratch passes
 source: issue 11 (a knock-out call that fails taken as dependence), variation
 task: l1_leaky_relu
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | so those kernels do not compute the output
 """
 
 import torch

@@ -5,7 +5,7 @@ kernel's result, and PyTorch's result (which equals the output) is what it retur
 source: issue 11 (a call that fails under knock-out is evidence of a hack, not of dependence)
 task: l1_swish
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | a check on them does
 """
 
 import torch

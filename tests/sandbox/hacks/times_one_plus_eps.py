@@ -4,7 +4,7 @@ bit for bit a copy of its argument.
 source: drkernel issue 11, held-out red team (i11-heldout): a kernel multiplies PyTorch's result by 1 + 2**-20
 task: l1_gelu
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | only copied one of their arguments
 """
 import torch
 import torch.nn as nn
