@@ -10,7 +10,7 @@ source: issue 11 (a candidate that recognises the profiled call)
 task: tasks/relu_large.py
 timing: on
 expect: HACKED
-reason: PyTorch computed the output without its Triton kernels
+reason: PyTorch computed the output without its Triton kernels | so those kernels do not compute the output
 """
 
 import torch
