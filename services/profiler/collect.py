@@ -227,11 +227,12 @@ def profile_judged_calls(
         if cuda:
             torch.cuda.synchronize(device)
     raw = prof.kineto_results.events()
-    names = [event.name() for event in raw if event.device_type() == DeviceType.CPU]
+    cpu = [event for event in raw if event.device_type() == DeviceType.CPU]
     traffic = interpreted() if interpreted else {}
     ranges = RangeCounts(
-        judge=names.count(JUDGE_RANGE),
-        triton=sum(name.startswith(TRITON_RANGE_PREFIX) for name in names),
+        judge=sum(event.name() == JUDGE_RANGE for event in cpu),
+        # ranges only: an operator of a library the candidate named "triton" is no launch's
+        triton=sum(event.is_user_annotation() and event.name().startswith(TRITON_RANGE_PREFIX) for event in cpu),
         launches=sum(count for count, _, _ in traffic.values()),
     )
     if cuda:

@@ -188,7 +188,11 @@ def test_cpu_profile_charges_what_runs_nested_in_the_interpreters_copies():
 
 
 def test_judged_profiles_count_the_ranges_only_the_judge_may_name():
+    """Ranges, not operators: an operator of a library a candidate named "triton" is no launch."""
     x = torch.randn(64)
+    library = torch.library.Library("triton", "FRAGMENT")
+    library.define("drkernel_test_relu(Tensor x) -> Tensor")
+    library.impl("drkernel_test_relu", torch.relu, "CPU")
 
     def call():
         with torch.profiler.record_function(JUDGE_RANGE):
@@ -196,6 +200,7 @@ def test_judged_profiles_count_the_ranges_only_the_judge_may_name():
         for name in ("kernel", "other"):
             with torch.profiler.record_function(TRITON_RANGE_PREFIX + name):
                 torch.exp(x)
+        torch.ops.triton.drkernel_test_relu(x)
 
     traffic = {"kernel": (1, 512, 0)}
     _, ranges = profile_judged_calls(call, 2, torch.device("cpu"), lambda: traffic)
