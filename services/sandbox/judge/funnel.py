@@ -406,7 +406,7 @@ class Evaluation:
         self.check_launches(
             self._first_run.result.launches, where, expected, candidate=self.tiny_spec, few_values=few_values
         )
-        self.work.confirm(self._first_run, expected, where, few_values=few_values)
+        self.work.confirm(self._first_run, expected, where, self.tiny_spec, few_values=few_values)
         self._first_run = None  # at the task's own sizes (profiles that never shrink) its copies are large
         need = self.footprint(self.tiny_spec)
         # One knock-out call among the other three modes' calls, in one of their modes (the
@@ -443,7 +443,7 @@ class Evaluation:
             self.check_run(run, where)
             expected = self.reference_run(spec)
             self.check_launches(run.result.launches, where, expected, candidate=spec, few_values=few_values)
-            self.work.confirm(run, expected, where, few_values=few_values)
+            self.work.confirm(run, expected, where, spec, few_values=few_values)
             del run  # before the next mode's copies
         if knock_at == len(_MODES):
             shown = self.work.knock_out(knock_out)
@@ -506,7 +506,7 @@ class Evaluation:
             )
             if message is None:
                 self.check_launches(run.result.launches, where, expected, variant.expected_dtypes, variant.candidate)
-                self.work.confirm(run, expected, where)
+                self.work.confirm(run, expected, where, variant.candidate)
                 self.evidence.stop_if_any()
                 passed += 1
                 if variant.kind in _TASK_SIZED and run.result.kernels:
@@ -622,7 +622,9 @@ class Evaluation:
         the rounded inputs, keeps them apart: KernelBench level-1 problem 4's honest bfloat16
         matrix-vector product was HACKED for filling its output with one value), ``copy`` where
         an output is one of the candidate's inputs for the spec ``candidate`` (a 16-bit
-        ``x * 1.0001`` is ``x``)."""
+        ``x * 1.0001`` is ``x``), or where the task's forward ends in steps that leave an
+        earlier result as it was (a clamp whose bounds its values never reach: a kernel doing
+        that tail copies PyTorch's result, identity_tail.py)."""
         found = set(run.answers)
         dtypes = list(expected_dtypes) if expected_dtypes is not None else [t.dtype for t in run.outputs]
         floating = [
@@ -632,7 +634,11 @@ class Evaluation:
         ]
         if "constant" in wanted - found and any(self._one_value_passes(o, d) for o, d in floating):
             found.add("constant")
-        if "copy" in wanted - found and candidate is not None and self._an_input_passes(floating, candidate):
+        if (
+            "copy" in wanted - found
+            and candidate is not None
+            and (self._an_input_passes(floating, candidate) or self.reference.identity_tail(candidate))
+        ):
             found.add("copy")
         return frozenset(found)
 

@@ -20,6 +20,7 @@ import torch
 
 from services.profiler import KernelTime, profile_calls
 from services.sandbox.judge.compare import equal
+from services.sandbox.judge.identity_tail import has_identity_tail
 from services.sandbox.shared.clock import Clock, GraphedCalls, TrialTiming
 from services.sandbox.shared.runner import ModelRunner, flatten_outputs, load_module
 from services.sandbox.shared.task_source import TaskSource, with_constants
@@ -113,6 +114,7 @@ class Reference:
         self._module_dir = module_dir
         self._profiles: dict[tuple[RunSpec, int], list[KernelTime]] = {}
         self._graph: GraphedCalls | None = None
+        self._tails: dict[RunSpec, bool] = {}
 
     def _model_class(self, constants: dict[str, int]) -> type[torch.nn.Module]:
         module = load_module(with_constants(self.task.source, constants), self._module_dir, "task")
@@ -142,6 +144,14 @@ class Reference:
         )
         self._cache.put((self.key, spec), result)
         return result
+
+    def identity_tail(self, spec: RunSpec) -> bool:
+        """Whether the task's forward for ``spec`` ends in steps that leave an earlier result as
+        it was (identity_tail.py); asked only where a candidate's copy of PyTorch's result
+        would otherwise be a hack."""
+        if spec not in self._tails:
+            self._tails[spec] = has_identity_tail(self.runner, spec)
+        return self._tails[spec]
 
     def profile(self, spec: RunSpec, calls: int) -> list[KernelTime]:
         """Every kernel of ``calls`` forward calls of the reference (the same for every

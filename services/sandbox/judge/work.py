@@ -29,9 +29,10 @@ Three checks (docs/EVALUATION.md, "Proof of work"):
    without any result of the kernels, and that equals an output, confirmed here against the
    reference, means PyTorch computed that output: HACKED when that is every output of the
    call; where the kernels make the other outputs, that output is lazy work (PyTorch's time
-   counts against coverage), as a kernel leaving part of one output to PyTorch is. One that
-   equals an output once rescaled and shifted (the kernels only rescaled it) leaves coverage
-   at 0, as in 1.; so does data made out of the trace's sight.
+   counts against coverage), as a kernel leaving part of one output to PyTorch is, and so it
+   is where the task's own forward ends in steps that leave an earlier result as it was
+   (identity_tail.py). One that equals an output once rescaled and shifted (the kernels only
+   rescaled it) leaves coverage at 0, as in 1.; so does data made out of the trace's sight.
 
 Coverage (the PR term) then counts only kernels that did work and whose results reach the
 output, scaled by the share of the output the kernels produce at the task's sizes; ``note``
@@ -245,7 +246,9 @@ class WorkCheck:
             return True
         return False
 
-    def confirm(self, run: CandidateRun, expected: ReferenceRun, where: str, *, few_values: bool = False) -> None:
+    def confirm(
+        self, run: CandidateRun, expected: ReferenceRun, where: str, spec: RunSpec, *, few_values: bool = False
+    ) -> None:
         """Adds to the evidence (the stage stops on it) an output that nothing the trace saw
         wrote, and a tensor PyTorch computed without the kernels that equals an output, unless
         other outputs come from the kernels and PyTorch operators made it (not NumPy, not out
@@ -255,8 +258,10 @@ class WorkCheck:
         end so: KernelBench's level-2 problem 40 ends in ``h * s + h`` of a GEMM's ``h``) and
         no work either: coverage is 0. On the tiny run's ``few_values`` a kernel's work can
         leave PyTorch's result as it was (a clamp that bites nowhere there): the task's sizes
-        judge that. A call that used data made out of the trace's sight leaves coverage at 0:
-        the work that made it is neither traced nor profiled."""
+        judge that; so does a task whose forward for ``spec`` ends in steps that leave an
+        earlier result as it was (identity_tail.py): PyTorch's result equal to its output is
+        lazy there, not a hack. A call that used data made out of the trace's sight leaves
+        coverage at 0: the work that made it is neither traced nor profiled."""
         if run.result.outside and not self.outside:
             self.outside = f"{where}: {run.result.outside[0]}"
         for index in run.result.unseen_outputs:
@@ -274,7 +279,10 @@ class WorkCheck:
             self.note_rescaled(f"{where}: {label} is what {rescaled[0].operator} made, rescaled and shifted")
         as_made = [match for match in confirmed if not (match.rescaled and match.profiled)]
         pytorch = {match.output for match in confirmed}
-        if all(match.profiled for match in as_made) and len(pytorch) < len(expected.outputs):
+        lazy = all(match.profiled for match in as_made) and (
+            len(pytorch) < len(expected.outputs) or (bool(as_made) and self.evaluation.reference.identity_tail(spec))
+        )
+        if lazy:
             self.pytorch_outputs |= {self._label(match.output, expected.outputs) for match in as_made}
             return
         for match in as_made:

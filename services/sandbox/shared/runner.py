@@ -111,6 +111,14 @@ class ModelRunner:
         if spec.model_key in self._models:
             self._models.move_to_end(spec.model_key)
             return self._models[spec.model_key]
+        model = self.build(spec)
+        self._models[spec.model_key] = model
+        while len(self._models) > _MODELS_KEPT:
+            self._models.popitem(last=False)
+        return model
+
+    def build(self, spec: RunSpec) -> torch.nn.Module:
+        """A new model for this spec, kept nowhere (``model`` keeps the ones judged calls use)."""
         inputs_module = self._inputs_module(spec)
         model_class = self._model_class_for(dict(spec.constants))
         torch.manual_seed(spec.weight_seed)
@@ -126,9 +134,6 @@ class ModelRunner:
                         tensor.copy_(tensor.to(DTYPES[spec.round_to]))
         if spec.dtype is not None:
             model = model.to(DTYPES[spec.dtype])
-        self._models[spec.model_key] = model
-        while len(self._models) > _MODELS_KEPT:
-            self._models.popitem(last=False)
         return model
 
     def weight_elements(self, spec: RunSpec) -> int | None:
