@@ -496,10 +496,13 @@ class PyTorchTrace(PlainDispatchMode):
             tensor, positions, _ = noted
         else:
             with self._quiet():
-                tensor = bits.whole_storage(tensor)
-                if bits.numel(tensor) < MIN_ELEMENTS or bits.is_complex(tensor):
+                whole = bits.whole_storage(tensor)
+                if bits.numel(whole) < MIN_ELEMENTS or bits.is_complex(whole):
                     return
-                tensor = bits.as_integers(tensor)  # compared bit for bit: NaN payloads, signed zeros
+                integers = bits.as_integers(whole)  # compared bit for bit: NaN payloads, signed zeros
+                if integers is None:
+                    return
+                tensor = integers
                 _, positions = self._key_positions(tensor)
         with self._quiet():
             self._contents[pointer] = (tensor, positions, _take(tensor, positions))

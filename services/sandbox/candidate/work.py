@@ -68,7 +68,6 @@ from services.sandbox.wire.judge_candidate import Wrote
 
 _TensorBase = torch._C.TensorBase
 _detach = _TensorBase.detach
-_view = _TensorBase.view
 _reshape = _TensorBase.reshape
 _to = _TensorBase.to
 _copy = _TensorBase.copy_
@@ -108,8 +107,6 @@ _float64 = torch.float64
 _int64 = torch.int64
 _bool = torch.bool
 
-# Same-size integer views for comparing elements bit by bit.
-_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 # "constant" and "copy" are said of writes this large only: a few elements can coincide.
 MIN_ELEMENTS = 64
 # Replaced floats move by at least half this (absolute), so that a move is never within the
@@ -191,10 +188,10 @@ _UNHEARD = _Unheard()
 def _changed(before: torch.Tensor, after: torch.Tensor) -> torch.Tensor | None:
     """Which elements' bits differ (flat, in the tensor's logical order), or None when the
     dtype has no same-size integer view (the caller compares whole tensors)."""
-    same_size = _BITS.get(bits.element_size(after))
-    if same_size is None:
+    before_bits, after_bits = bits.as_integers(before), bits.as_integers(after)
+    if before_bits is None or after_bits is None:
         return None
-    return _reshape(_ne(_view(before, same_size), _view(after, same_size)), (-1,))
+    return _reshape(_ne(before_bits, after_bits), (-1,))
 
 
 class _Argument:

@@ -114,7 +114,7 @@ class Reference:
         self._module_dir = module_dir
         self._profiles: dict[tuple[RunSpec, int], list[KernelTime]] = {}
         self._graph: GraphedCalls | None = None
-        self._tails: dict[RunSpec, bool] = {}
+        self._tails: dict[tuple[object, ...], bool] = {}
 
     def _model_class(self, constants: dict[str, int]) -> type[torch.nn.Module]:
         module = load_module(with_constants(self.task.source, constants), self._module_dir, "task")
@@ -148,10 +148,13 @@ class Reference:
     def identity_tail(self, spec: RunSpec) -> bool:
         """Whether the task's forward for ``spec`` ends in steps that leave an earlier result as
         it was (identity_tail.py); asked only where a candidate's copy of PyTorch's result
-        would otherwise be a hack."""
-        if spec not in self._tails:
-            self._tails[spec] = has_identity_tail(self.runner, spec)
-        return self._tails[spec]
+        would otherwise be a hack. Answered once per model, mode and input scale: it depends
+        on what the inputs are drawn from, not on one draw, and a checked call's fresh seed
+        must not run the reference again."""
+        key = (spec.model_key, spec.scale, spec.train, spec.grad)
+        if key not in self._tails:
+            self._tails[key] = has_identity_tail(self.runner, spec)
+        return self._tails[key]
 
     def profile(self, spec: RunSpec, calls: int) -> list[KernelTime]:
         """Every kernel of ``calls`` forward calls of the reference (the same for every

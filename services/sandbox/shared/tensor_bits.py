@@ -128,11 +128,13 @@ def whole_storage(tensor: Any) -> torch.Tensor:
 _SAME_WIDTH_INTEGERS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
-def as_integers(tensor: Any) -> torch.Tensor:
+def as_integers(tensor: Any) -> torch.Tensor | None:
     """The tensor's elements as integers of the same width, bit for bit: two values are the
     same memory only when these are equal (NaN payloads, signed zeros and the low bits of
-    large int64 values all show; float64 comparisons hide them)."""
-    return _view(_detach(tensor), _SAME_WIDTH_INTEGERS[int(_element_size(tensor))])  # type: ignore[no-any-return]
+    large int64 values all show; float64 comparisons hide them). None where no integer is as
+    wide (complex128)."""
+    same_width = _SAME_WIDTH_INTEGERS.get(int(_element_size(tensor)))
+    return None if same_width is None else _view(_detach(tensor), same_width)
 
 
 def nbytes(tensor: Any) -> int:
